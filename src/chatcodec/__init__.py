@@ -1,0 +1,36 @@
+"""chatcodec: render chat conversations through a model's chat template, and parse the model's
+text back into structured messages."""
+
+from chatcodec.codec import Codec, load
+from chatcodec.errors import (
+    ChatCodecError,
+    InvalidMessageError,
+    ParseError,
+    TemplateNotFoundError,
+    TemplateRenderError,
+    TemplateSecurityError,
+    UnsupportedTemplateError,
+)
+from chatcodec.messages import FunctionCall, Message, Tool, ToolCall, parse_messages, parse_tools
+from chatcodec.resources import bundled_template_names
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ChatCodecError",
+    "Codec",
+    "FunctionCall",
+    "InvalidMessageError",
+    "Message",
+    "ParseError",
+    "TemplateNotFoundError",
+    "TemplateRenderError",
+    "TemplateSecurityError",
+    "Tool",
+    "ToolCall",
+    "UnsupportedTemplateError",
+    "bundled_template_names",
+    "load",
+    "parse_messages",
+    "parse_tools",
+]

@@ -1,0 +1,5 @@
+import sys
+
+from chatcodec.cli import main
+
+sys.exit(main())

@@ -1,0 +1,284 @@
+"""Chat messages, tool calls and tool definitions in the OpenAI chat shape.
+
+Both wire shapes are accepted on input:
+
+* OpenAI: ``function.arguments`` is a JSON *string*; reasoning is ``reasoning_content``.
+* Hugging Face: ``function.arguments`` is a dict; reasoning may be ``thinking`` or ``reasoning``.
+
+Internally arguments are always kept as JSON text (the OpenAI wire form), because that is the
+only form that can hold exactly what a model wrote. A dict given on input is remembered as such,
+so that rendering can hand it back unchanged to templates that serialize it themselves.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from typing import Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from chatcodec.errors import InvalidMessageError
+
+KNOWN_ROLES = ("system", "developer", "user", "assistant", "tool", "ipython")
+Role = Literal["system", "developer", "user", "assistant", "tool", "ipython"]
+REASONING_ALIASES = ("reasoning_content", "thinking", "reasoning")
+
+
+def new_tool_call_id() -> str:
+    """A fresh OpenAI-style tool call id (``call_`` + 24 random characters)."""
+    return "call_" + secrets.token_hex(12)
+
+
+class FunctionCall(BaseModel):
+    """The function part of a tool call. ``arguments`` is JSON text, exactly as written."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1)
+    arguments: str = "{}"
+    # True when the arguments were given as a dict (Hugging Face shape) rather than as text.
+    _given_as_dict: bool = PrivateAttr(default=False)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _accept_dict_arguments(cls, data: Any, handler: Any) -> FunctionCall:
+        given_as_dict = False
+        if isinstance(data, dict) and "arguments" in data:
+            arguments = data["arguments"]
+            if arguments is None:
+                data = {**data, "arguments": "{}"}
+            elif isinstance(arguments, (dict, list)):
+                given_as_dict = True
+                data = {**data, "arguments": json.dumps(arguments, ensure_ascii=False)}
+            elif isinstance(arguments, str):
+                try:
+                    json.loads(arguments)
+                except json.JSONDecodeError as exc:
+                    raise ValueError(
+                        f"arguments is not valid JSON ({exc.msg} at character {exc.pos}): {arguments[:80]!r}"
+                    ) from None
+            else:
+                raise ValueError(f"arguments must be a JSON string or an object, not {type(arguments).__name__}")
+        call = handler(data)
+        call._given_as_dict = given_as_dict
+        return call
+
+    @property
+    def parsed_arguments(self) -> Any:
+        """The arguments decoded from JSON (``None`` if they are not valid JSON)."""
+        try:
+            return json.loads(self.arguments)
+        except json.JSONDecodeError:
+            return None
+
+
+class ToolCall(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str | None = None
+    type: Literal["function"] = "function"
+    function: FunctionCall
+
+    @model_validator(mode="before")
+    @classmethod
+    def _accept_flat_shape(cls, data: Any) -> Any:
+        # Some producers write {"name": ..., "arguments": ...} without the "function" wrapper.
+        if isinstance(data, dict) and "function" not in data and "name" in data:
+            data = dict(data)
+            function = {"name": data.pop("name"), "arguments": data.pop("arguments", None)}
+            data["function"] = function
+        return data
+
+
+class Message(BaseModel):
+    """One chat message. Unknown keys are kept and handed to the template unchanged."""
+
+    model_config = ConfigDict(extra="allow")
+
+    role: Role
+    content: str | list[dict[str, Any]] | None = None
+    reasoning_content: str | None = None
+    tool_calls: list[ToolCall] | None = None
+    tool_call_id: str | None = None
+    name: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _accept_reasoning_aliases(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("reasoning_content") is None:
+            for alias in ("thinking", "reasoning"):
+                value = data.get(alias)
+                if isinstance(value, str):
+                    data = {k: v for k, v in data.items() if k != alias}
+                    data["reasoning_content"] = value
+                    break
+        return data
+
+    @field_validator("tool_calls")
+    @classmethod
+    def _empty_tool_calls_are_none(cls, value: list[ToolCall] | None) -> list[ToolCall] | None:
+        return value or None
+
+    @property
+    def text(self) -> str:
+        """The content as plain text (text parts joined), ``""`` when there is none."""
+        if self.content is None:
+            return ""
+        if isinstance(self.content, str):
+            return self.content
+        return "".join(str(part.get("text", "")) for part in self.content)
+
+    def to_openai(self) -> dict[str, Any]:
+        """The message as an OpenAI chat message dict (arguments as JSON strings)."""
+        out: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.reasoning_content is not None:
+            out["reasoning_content"] = self.reasoning_content
+        if self.tool_calls:
+            out["tool_calls"] = [
+                {
+                    "id": call.id or new_tool_call_id(),
+                    "type": "function",
+                    "function": {"name": call.function.name, "arguments": call.function.arguments},
+                }
+                for call in self.tool_calls
+            ]
+        if self.tool_call_id is not None:
+            out["tool_call_id"] = self.tool_call_id
+        if self.name is not None:
+            out["name"] = self.name
+        out.update(self.model_extra or {})
+        return out
+
+    def to_hf(self, arguments: Literal["dict", "string", "as_given"] = "dict") -> dict[str, Any]:
+        """The message as a Hugging Face chat dict: keys with no value are left out.
+
+        ``arguments`` chooses how tool-call arguments are written: ``"dict"`` (the Hugging Face
+        convention), ``"string"`` (JSON text), or ``"as_given"`` (whichever form they came in).
+        """
+        out: dict[str, Any] = {"role": self.role}
+        if self.content is not None:
+            out["content"] = self.content
+        if self.reasoning_content is not None:
+            out["reasoning_content"] = self.reasoning_content
+        if self.tool_calls:
+            out["tool_calls"] = [_tool_call_to_hf(call, arguments) for call in self.tool_calls]
+        if self.tool_call_id is not None:
+            out["tool_call_id"] = self.tool_call_id
+        if self.name is not None:
+            out["name"] = self.name
+        for key, value in (self.model_extra or {}).items():
+            if value is not None:
+                out[key] = value
+        return out
+
+
+def _tool_call_to_hf(call: ToolCall, arguments: str) -> dict[str, Any]:
+    function = call.function
+    as_dict = arguments == "dict" or (arguments == "as_given" and function._given_as_dict)
+    value: Any = function.arguments
+    if as_dict:
+        parsed = function.parsed_arguments
+        value = parsed if parsed is not None else function.arguments
+    out: dict[str, Any] = {"type": "function", "function": {"name": function.name, "arguments": value}}
+    if call.id is not None:
+        out = {"id": call.id, **out}
+    return out
+
+
+class FunctionDefinition(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    name: str = Field(min_length=1)
+    description: str | None = None
+    parameters: dict[str, Any] | None = None
+
+
+class Tool(BaseModel):
+    """A tool definition. The dict it was built from is kept, key order included, for rendering."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: str = "function"
+    function: FunctionDefinition
+    _source: dict[str, Any] = PrivateAttr(default_factory=dict)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _keep_source(cls, data: Any, handler: Any) -> Tool:
+        if isinstance(data, dict) and "function" not in data and "name" in data:
+            # A bare function schema, as some callers pass it.
+            data = {"type": "function", "function": data}
+        tool = handler(data)
+        tool._source = data if isinstance(data, dict) else tool.model_dump(exclude_none=True)
+        return tool
+
+    def to_dict(self) -> dict[str, Any]:
+        """The tool exactly as it was given (or as built)."""
+        return self._source or self.model_dump(exclude_none=True)
+
+
+def parse_messages(messages: Any) -> list[Message]:
+    """Validate a list of message dicts (or ``Message`` objects).
+
+    Raises ``InvalidMessageError`` naming the message index and field of the first problem.
+    """
+    if isinstance(messages, dict) and "messages" in messages:
+        messages = messages["messages"]
+    if not isinstance(messages, (list, tuple)):
+        raise InvalidMessageError(f"messages must be a list, not {type(messages).__name__}")
+    result: list[Message] = []
+    for index, raw in enumerate(messages):
+        if isinstance(raw, Message):
+            result.append(raw)
+            continue
+        if hasattr(raw, "model_dump"):
+            raw = raw.model_dump(exclude_none=True)
+        if not isinstance(raw, dict):
+            raise InvalidMessageError(f"message {index}: expected an object, got {type(raw).__name__}")
+        if "role" in raw and raw["role"] not in KNOWN_ROLES:
+            raise InvalidMessageError(
+                f"message {index}: field 'role': unknown role {raw['role']!r} (expected one of {', '.join(KNOWN_ROLES)})"
+            )
+        try:
+            result.append(Message.model_validate(raw))
+        except ValidationError as exc:
+            raise InvalidMessageError(_describe_validation_error(f"message {index}", exc)) from None
+    return result
+
+
+def parse_tools(tools: Any) -> list[Tool] | None:
+    """Validate a list of tool definitions; ``None`` stays ``None``."""
+    if tools is None:
+        return None
+    if not isinstance(tools, (list, tuple)):
+        raise InvalidMessageError(f"tools must be a list, not {type(tools).__name__}")
+    result: list[Tool] = []
+    for index, raw in enumerate(tools):
+        if isinstance(raw, Tool):
+            result.append(raw)
+            continue
+        try:
+            result.append(Tool.model_validate(raw))
+        except ValidationError as exc:
+            raise InvalidMessageError(_describe_validation_error(f"tool {index}", exc)) from None
+    return result
+
+
+def _describe_validation_error(where: str, exc: ValidationError) -> str:
+    first = exc.errors()[0]
+    location = ".".join(str(part) for part in first["loc"] if part not in ("function-after", "function-wrap"))
+    message = first["msg"]
+    if message.startswith("Value error, "):
+        message = message[len("Value error, ") :]
+    if location:
+        return f"{where}: field '{location}': {message}"
+    return f"{where}: {message}"
