@@ -32,18 +32,23 @@ class Codec:
 
     # -- rendering ---------------------------------------------------------------------------
 
-    def template_messages(self, messages: MessagesInput) -> list[dict[str, Any]]:
-        """The message dicts this template is given: arguments in the form it needs."""
+    def template_messages(self, messages: MessagesInput, *, source: str | None = None) -> list[dict[str, Any]]:
+        """The message dicts the template (``source``, default this codec's) is given.
+
+        Tool-call arguments come in the form the template needs: a dict where it serializes them
+        itself, JSON text where it concatenates them, as given where it accepts both.
+        """
         validated = parse_messages(list(messages))
-        form = {"dict": "dict", "string": "string", "either": "as_given"}[self._needs.arguments]
-        result = []
-        for message in validated:
-            data = message.to_hf(arguments=form)  # type: ignore[arg-type]
-            if message.reasoning_content is not None:
-                for alias in self._needs.reasoning_fields:
-                    data.setdefault(alias, message.reasoning_content)
-            result.append(data)
-        return result
+        needs = self._needs if source is None else template_needs(source)
+        form = {"dict": "dict", "string": "string", "either": "as_given"}[needs.arguments]
+        return [message.to_hf(arguments=form) for message in validated]  # type: ignore[arg-type]
+
+    def source_for(self, tools: ToolsInput) -> str:
+        """The template text a render uses: like transformers, a model folder's ``tool_use``
+        template when tools are given and no template was named."""
+        if tools is not None and self.template.tool_use_source is not None:
+            return self.template.tool_use_source
+        return self.source
 
     def render(
         self,
@@ -75,14 +80,15 @@ class Codec:
         *,
         track_generation: bool,
     ) -> tuple[str, list[tuple[int, int]]]:
-        message_dicts = self.template_messages(messages)
+        source = self.source_for(tools)
+        message_dicts = self.template_messages(messages, source=source)
         validated_tools = parse_tools(list(tools) if tools is not None else None)
         tool_dicts = [tool.to_dict() for tool in validated_tools] if validated_tools is not None else None
         variables = {**self.special_tokens, **template_kwargs}
 
         def attempt(dicts: list[dict[str, Any]]) -> tuple[str, list[tuple[int, int]]]:
             return render_source(
-                self.source,
+                source,
                 dicts,
                 tools=tool_dicts,
                 add_generation_prompt=add_generation_prompt,

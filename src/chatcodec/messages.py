@@ -47,11 +47,13 @@ class FunctionCall(BaseModel):
     arguments: str = "{}"
     # True when the arguments were given as a dict (Hugging Face shape) rather than as text.
     _given_as_dict: bool = PrivateAttr(default=False)
+    _given_keys: tuple[str, ...] | None = PrivateAttr(default=None)
 
     @model_validator(mode="wrap")
     @classmethod
     def _accept_dict_arguments(cls, data: Any, handler: Any) -> FunctionCall:
         given_as_dict = False
+        given_keys = tuple(data) if isinstance(data, dict) else None
         if isinstance(data, dict) and "arguments" in data:
             arguments = data["arguments"]
             if arguments is None:
@@ -70,6 +72,7 @@ class FunctionCall(BaseModel):
                 raise ValueError(f"arguments must be a JSON string or an object, not {type(arguments).__name__}")
         call = handler(data)
         call._given_as_dict = given_as_dict
+        call._given_keys = given_keys
         return call
 
     @property
@@ -87,16 +90,22 @@ class ToolCall(BaseModel):
     id: str | None = None
     type: Literal["function"] = "function"
     function: FunctionCall
+    # The keys of the dict this was built from, in order (None when built in code).
+    _given_keys: tuple[str, ...] | None = PrivateAttr(default=None)
 
-    @model_validator(mode="before")
+    @model_validator(mode="wrap")
     @classmethod
-    def _accept_flat_shape(cls, data: Any) -> Any:
+    def _accept_flat_shape(cls, data: Any, handler: Any) -> ToolCall:
+        given_keys = tuple(data) if isinstance(data, dict) else None
         # Some producers write {"name": ..., "arguments": ...} without the "function" wrapper.
         if isinstance(data, dict) and "function" not in data and "name" in data:
             data = dict(data)
             function = {"name": data.pop("name"), "arguments": data.pop("arguments", None)}
             data["function"] = function
-        return data
+            given_keys = None
+        call = handler(data)
+        call._given_keys = given_keys
+        return call
 
 
 class Message(BaseModel):
@@ -110,18 +119,31 @@ class Message(BaseModel):
     tool_calls: list[ToolCall] | None = None
     tool_call_id: str | None = None
     name: str | None = None
+    # The keys of the dict this was built from, in order, and the name reasoning came under:
+    # templates that dump a whole message see it exactly as the caller wrote it.
+    _given_keys: tuple[str, ...] | None = PrivateAttr(default=None)
+    _reasoning_key: str = PrivateAttr(default="reasoning_content")
+    # ``tool_calls: []`` is kept as None, but some templates test ``'tool_calls' in message``.
+    _empty_tool_calls_given: bool = PrivateAttr(default=False)
 
-    @model_validator(mode="before")
+    @model_validator(mode="wrap")
     @classmethod
-    def _accept_reasoning_aliases(cls, data: Any) -> Any:
+    def _accept_reasoning_aliases(cls, data: Any, handler: Any) -> Message:
+        given_keys = tuple(data) if isinstance(data, dict) else None
+        reasoning_key = "reasoning_content"
         if isinstance(data, dict) and data.get("reasoning_content") is None:
             for alias in ("thinking", "reasoning"):
                 value = data.get(alias)
                 if isinstance(value, str):
                     data = {k: v for k, v in data.items() if k != alias}
                     data["reasoning_content"] = value
+                    reasoning_key = alias
                     break
-        return data
+        message = handler(data)
+        message._given_keys = given_keys
+        message._reasoning_key = reasoning_key
+        message._empty_tool_calls_given = isinstance(data, dict) and data.get("tool_calls") == []
+        return message
 
     @field_validator("tool_calls")
     @classmethod
@@ -163,22 +185,31 @@ class Message(BaseModel):
 
         ``arguments`` chooses how tool-call arguments are written: ``"dict"`` (the Hugging Face
         convention), ``"string"`` (JSON text), or ``"as_given"`` (whichever form they came in).
+        Keys come in the order the message was given in (reasoning under the name it was given
+        as), so that a template dumping a whole message sees what transformers would show it.
         """
-        out: dict[str, Any] = {"role": self.role}
-        if self.content is not None:
-            out["content"] = self.content
-        if self.reasoning_content is not None:
-            out["reasoning_content"] = self.reasoning_content
-        if self.tool_calls:
-            out["tool_calls"] = [_tool_call_to_hf(call, arguments) for call in self.tool_calls]
-        if self.tool_call_id is not None:
-            out["tool_call_id"] = self.tool_call_id
-        if self.name is not None:
-            out["name"] = self.name
-        for key, value in (self.model_extra or {}).items():
-            if value is not None:
-                out[key] = value
-        return out
+        fields: dict[str, Any] = {
+            "role": self.role,
+            "content": self.content,
+            self._reasoning_key: self.reasoning_content,
+            "tool_calls": [_tool_call_to_hf(call, arguments) for call in self.tool_calls or ()]
+            if self.tool_calls or self._empty_tool_calls_given
+            else None,
+            "tool_call_id": self.tool_call_id,
+            "name": self.name,
+            **(self.model_extra or {}),
+        }
+        present = {key: value for key, value in fields.items() if value is not None}
+        return _in_given_order(present, self._given_keys)
+
+
+def _in_given_order(fields: dict[str, Any], given_keys: tuple[str, ...] | None) -> dict[str, Any]:
+    """``fields`` with the keys the caller gave first, in the caller's order."""
+    if given_keys is None:
+        return fields
+    ordered = {key: fields[key] for key in given_keys if key in fields}
+    ordered.update((key, value) for key, value in fields.items() if key not in ordered)
+    return ordered
 
 
 def _tool_call_to_hf(call: ToolCall, arguments: str) -> dict[str, Any]:
@@ -188,10 +219,13 @@ def _tool_call_to_hf(call: ToolCall, arguments: str) -> dict[str, Any]:
     if as_dict:
         parsed = function.parsed_arguments
         value = parsed if parsed is not None else function.arguments
-    out: dict[str, Any] = {"type": "function", "function": {"name": function.name, "arguments": value}}
-    if call.id is not None:
-        out = {"id": call.id, **out}
-    return out
+    function_fields = _in_given_order({"name": function.name, "arguments": value}, function._given_keys)
+    fields: dict[str, Any] = {"id": call.id, "type": call.type, "function": function_fields}
+    if call._given_keys is not None and "type" not in call._given_keys:
+        # Not given, so not shown: transformers hands the template only what the caller wrote.
+        del fields["type"]
+    present = {key: field for key, field in fields.items() if field is not None}
+    return _in_given_order(present, call._given_keys)
 
 
 class FunctionDefinition(BaseModel):

@@ -12,8 +12,10 @@ model repositories and are untrusted code.
 from __future__ import annotations
 
 import contextvars
+import dataclasses
 import json
 import operator
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -236,6 +238,42 @@ def clock(now: Clock) -> Iterator[None]:
         _clock.reset(token)
 
 
+def plain_data(value: Any) -> Any:
+    """Rebuild ``value`` from plain JSON-like types, as transformers does for everything a template sees.
+
+    Objects keep methods the sandbox does not know to be dangerous (a ``Path`` can delete files),
+    so anything that is not a string, number, bool, None, mapping, list, tuple, dataclass or
+    pydantic model becomes an inert placeholder such as ``"<Path>"``.
+    """
+    if value is None or type(value) in (str, int, float, bool):
+        return value
+    if isinstance(value, str):
+        return str.__str__(value)  # subclasses (enums...) carry methods: keep only the text
+    if isinstance(value, int):
+        return int.__int__(value)
+    if isinstance(value, float):
+        return float.__float__(value)
+    if isinstance(value, Mapping):
+        return {plain_data(key): plain_data(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [plain_data(item) for item in value]
+    if isinstance(value, tuple):
+        return tuple(plain_data(item) for item in value)
+    if _is_numpy_scalar(value):
+        return plain_data(value.item())
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {field.name: plain_data(getattr(value, field.name)) for field in dataclasses.fields(value)}
+    if callable(getattr(value, "model_dump", None)):
+        return plain_data(value.model_dump())
+    return f"<{type(value).__name__}>"
+
+
+def _is_numpy_scalar(value: Any) -> bool:
+    # numpy is optional: a numpy scalar can only exist if numpy was imported already.
+    numpy = sys.modules.get("numpy")
+    return numpy is not None and isinstance(value, numpy.generic)
+
+
 def hf_template_messages(messages: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """What transformers hands a template: ``None`` values dropped, reasoning aliased.
 
@@ -244,7 +282,7 @@ def hf_template_messages(messages: list[Mapping[str, Any]]) -> list[dict[str, An
     """
     result = []
     for message in messages:
-        cleaned = {key: value for key, value in message.items() if value is not None}
+        cleaned = {key: plain_data(value) for key, value in message.items() if value is not None}
         reasoning = next((cleaned[key] for key in ("reasoning_content", "thinking", "reasoning") if key in cleaned), None)
         if reasoning is not None:
             cleaned = {"thinking": reasoning, **cleaned, "reasoning_content": reasoning}
@@ -269,9 +307,9 @@ def render_source(
     """
     template = compile_template(source)
     context = {
-        **(variables or {}),
+        **plain_data(dict(variables or {})),
         "messages": hf_template_messages(messages),
-        "tools": [dict(tool) for tool in tools] if tools is not None else None,
+        "tools": plain_data(list(tools)) if tools is not None else None,
         "documents": None,
         "add_generation_prompt": add_generation_prompt,
     }
