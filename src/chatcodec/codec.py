@@ -7,10 +7,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from chatcodec.errors import TemplateRenderError
+from chatcodec.engine import Engine
+from chatcodec.errors import TemplateRenderError, UnsupportedTemplateError
+from chatcodec.families import detect_family, family_named
+from chatcodec.families.base import Family
 from chatcodec.loading import TemplateSource, find_template
 from chatcodec.messages import Message, Tool, parse_messages, parse_tools
 from chatcodec.render import clock, render_source, template_needs
+from chatcodec.stream import ParseResult, StreamParser
 
 MessagesInput = Sequence[Message | Mapping[str, Any]]
 ToolsInput = Sequence[Tool | Mapping[str, Any]] | None
@@ -19,13 +23,84 @@ ToolsInput = Sequence[Tool | Mapping[str, Any]] | None
 class Codec:
     """Renders conversations through one chat template (and parses its format back)."""
 
-    def __init__(self, template: TemplateSource, *, clock: Callable[[], datetime] | None = None) -> None:
+    def __init__(
+        self,
+        template: TemplateSource,
+        *,
+        clock: Callable[[], datetime] | None = None,
+        family: str | None = None,
+    ) -> None:
         self.template = template
         self.name = template.name
         self.source = template.source
         self.special_tokens = dict(template.special_tokens)
         self._clock = clock
         self._needs = template_needs(template.source)
+        self._family: Family | None = family_named(family) if family else detect_family(template.source)
+
+    @property
+    def family(self) -> Family:
+        """The wire-format family this template writes (raises if chatcodec cannot parse it)."""
+        if self._family is None:
+            raise UnsupportedTemplateError(
+                f"template {self.name!r} does not write a format chatcodec can parse "
+                "(rendering works; pass family=... to load() if it is one of the known families)"
+            )
+        return self._family
+
+    # -- parsing -----------------------------------------------------------------------------
+
+    def stream(
+        self,
+        prompt: str | None = None,
+        *,
+        tools: ToolsInput | Sequence[str] = None,
+        strict: bool = False,
+        reasoning: bool | None = None,
+    ) -> StreamParser:
+        """A sans-I/O parser for one completion: ``feed(text) -> events``, ``close() -> events``.
+
+        ``prompt`` is the rendered prompt the completion continues: parsing starts in the state
+        it leaves (inside ``<think>``, after a closed one, after a prefill). Without a prompt,
+        parsing starts at the beginning of an assistant turn; ``reasoning=True`` starts inside
+        a reasoning block instead (for models whose prompt opens it).
+        ``tools``: definitions or names; a call to any other name is kept as content.
+        """
+        family = self.family
+        prefill = generation_prefill(family, prompt) if prompt is not None else ""
+        if reasoning and not prefill:
+            opener = sorted(family.reasoning_open)
+            if not opener:
+                raise UnsupportedTemplateError(f"the {family.name} format has no reasoning blocks")
+            prefill = family.grammar.literal(opener[0])
+        return StreamParser(family, prefill=prefill, tools=_tool_names(tools), strict=strict)
+
+    def parse_detailed(
+        self,
+        completion: str,
+        prompt: str | None = None,
+        *,
+        tools: ToolsInput | Sequence[str] = None,
+        strict: bool = False,
+        reasoning: bool | None = None,
+    ) -> ParseResult:
+        """Parse a whole completion: the message, finish reason, diagnostics and spans."""
+        parser = self.stream(prompt, tools=tools, strict=strict, reasoning=reasoning)
+        parser.feed(completion)
+        parser.close()
+        return parser.result()
+
+    def parse(
+        self,
+        completion: str,
+        prompt: str | None = None,
+        *,
+        tools: ToolsInput | Sequence[str] = None,
+        strict: bool = False,
+        reasoning: bool | None = None,
+    ) -> Message:
+        """Parse a whole completion into an assistant message (see ``stream`` for the options)."""
+        return self.parse_detailed(completion, prompt, tools=tools, strict=strict, reasoning=reasoning).message
 
     def __repr__(self) -> str:
         return f"Codec({self.name!r})"
@@ -111,6 +186,40 @@ class Codec:
                     raise first_error from None
 
 
+def _tool_names(tools: Any) -> list[str] | None:
+    if tools is None:
+        return None
+    names = []
+    for tool in tools:
+        if isinstance(tool, str):
+            names.append(tool)
+        else:
+            names.extend(definition.function.name for definition in parse_tools([tool]) or [])
+    return names
+
+
+def generation_prefill(family: Family, prompt: str) -> str:
+    """The part of an assistant turn the prompt already wrote (``<think>\n``, a prefill...).
+
+    The prompt is read with the family's transcript grammar: if its last turn is an assistant
+    turn left open, what follows that turn's header is where the completion continues.
+    """
+    grammar = family.grammar
+    if "transcript" not in grammar.starts:
+        return ""
+    engine = Engine(grammar, "transcript")
+    pieces = engine.feed(prompt) + engine.close()
+    turn_open_at: int | None = None
+    for piece in pieces:
+        if not piece.delimiter:
+            continue
+        if piece.kind in family.assistant_start:
+            turn_open_at = piece.end
+        elif piece.kind in family.end or piece.kind not in grammar.completion_terminals:
+            turn_open_at = None
+    return prompt[turn_open_at:] if turn_open_at is not None else ""
+
+
 class _no_context:
     def __enter__(self) -> None:
         return None
@@ -125,13 +234,15 @@ def load(
     template_name: str | None = None,
     special_tokens: Mapping[str, str] | None = None,
     clock: Callable[[], datetime] | None = None,
+    family: str | None = None,
 ) -> Codec:
     """Load a codec: a bundled template name (``"qwen3"``), a ``.jinja`` file, or a model folder.
 
     ``template_name`` picks a named template in a model folder (e.g. ``"tool_use"``);
-    ``special_tokens`` overrides bos/eos/...; ``clock`` fixes what ``strftime_now`` sees.
+    ``special_tokens`` overrides bos/eos/...; ``clock`` fixes what ``strftime_now`` sees;
+    ``family`` names the wire format when it cannot be told from the template.
     """
     template = find_template(name_or_path, template_name=template_name)
     if special_tokens:
         template.special_tokens.update(special_tokens)
-    return Codec(template, clock=clock)
+    return Codec(template, clock=clock, family=family)

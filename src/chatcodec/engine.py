@@ -1,0 +1,183 @@
+"""The incremental engine: text in, pieces out, driven by a family grammar's LALR states.
+
+The engine never re-reads text it has passed. Each ``feed`` searches only the new text (plus a
+held-back tail shorter than the longest delimiter) with the compiled matcher of the current
+parser state, so a delimiter counts only where the grammar accepts it. Free text is handed on
+as it arrives; the parser is told once per run of free text (its state does not depend on the
+run's length), and once per delimiter.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lark import Token
+from lark.exceptions import UnexpectedInput
+
+from chatcodec.grammar import JSON_TERMINALS, FamilyGrammar, StateInfo
+from chatcodec.lexer import Found, GrammarError, JsonStringTracker
+
+STRAY = "STRAY"  # free text where the grammar accepts none (e.g. after the end token)
+
+
+@dataclass(slots=True)
+class Piece:
+    """A stretch of the input: a delimiter, or part of a run of free text.
+
+    ``kind`` is the terminal name (``STRAY`` for text the grammar has no place for).
+    ``stray_delimiter`` names the delimiter this text spells, when it spells one the grammar
+    does not accept here.
+    """
+
+    kind: str
+    text: str
+    start: int
+    delimiter: bool = False
+    run_start: bool = False
+    stray_delimiter: str | None = None
+
+    @property
+    def end(self) -> int:
+        return self.start + len(self.text)
+
+
+class Engine:
+    """Sans-I/O incremental lexer + LALR parser for one grammar start symbol."""
+
+    def __init__(self, grammar: FamilyGrammar, start: str) -> None:
+        if start not in grammar.starts:
+            raise GrammarError(f"grammar {grammar.name!r} has no start symbol {start!r}")
+        self.grammar = grammar
+        self._parser = grammar.lark.parse_interactive(start=start)
+        self._buffer = ""
+        self._pos = 0  # index in _buffer of the first unconsumed character
+        self._offset = 0  # absolute input position of _buffer[0]
+        self._run: str | None = None
+        self._json: JsonStringTracker | None = None
+        self._json_base = 0  # absolute position where the current JSON run started
+        self._run_fresh = False
+        self.closed = False
+
+    @property
+    def position(self) -> int:
+        """Absolute position of the first character not yet handed out."""
+        return self._offset + self._pos
+
+    @property
+    def run(self) -> str | None:
+        """The free-text terminal being read, if any."""
+        return self._run
+
+    def accepts_end(self) -> bool:
+        return "$END" in self._parser.choices()
+
+    def feed(self, text: str) -> list[Piece]:
+        if self.closed:
+            raise ValueError("feed() after close()")
+        if not text:
+            return []
+        # Only the held-back tail (shorter than the longest delimiter) is kept from before.
+        self._buffer = self._buffer[self._pos :] + text
+        self._offset += self._pos
+        self._pos = 0
+        out: list[Piece] = []
+        self._process(out, final=False)
+        return out
+
+    def settle(self) -> list[Piece]:
+        """Resolve held-back text as if no more text followed, without closing."""
+        out: list[Piece] = []
+        self._process(out, final=True)
+        return out
+
+    def close(self) -> list[Piece]:
+        out = self.settle()
+        self._run = None
+        self.closed = True
+        return out
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _state(self) -> int:
+        return self._parser.parser_state.position  # type: ignore[no-any-return]
+
+    def _process(self, out: list[Piece], final: bool) -> None:
+        buffer = self._buffer
+        end = len(buffer)
+        pos = self._pos
+        grammar = self.grammar
+        while pos < end:
+            info = grammar.state_info(self._state())
+            if self._run is None:
+                at = info.matcher.match_at(buffer, pos, end, final)
+                if at is True:
+                    break  # could still become a delimiter: wait for more text
+                if isinstance(at, Found) and not at.stray:
+                    pos = self._delimiter(out, buffer, at)
+                    continue
+                self._start_run(info.free_text, pos)
+                continue
+            found = self._search(info, buffer, pos, end, final)
+            if isinstance(found, int):
+                if found > pos:
+                    self._text(out, buffer[pos:found], pos)
+                pos = found
+                break
+            if found.stray:
+                if found.start > pos:
+                    self._text(out, buffer[pos : found.start], pos)
+                piece = self._text(out, buffer[found.start : found.end], found.start)
+                piece.stray_delimiter = found.terminal
+                pos = found.end
+                continue
+            if found.start > pos:
+                self._text(out, buffer[pos : found.start], pos)
+            self._run = None
+            self._json = None
+            pos = self._delimiter(out, buffer, found)
+        self._pos = pos
+
+    def _search(self, info: StateInfo, buffer: str, pos: int, end: int, final: bool) -> Found | int:
+        tracker = self._json
+        if tracker is None:
+            return info.matcher.search(buffer, pos, end, final)
+        while True:
+            found = info.matcher.search(buffer, pos, end, final)
+            at = found if isinstance(found, int) else found.start
+            target = self._offset + at
+            scanned_to = self._json_base + tracker.scanned
+            if target > scanned_to:
+                tracker.advance(buffer, scanned_to - self._offset, at)
+            if isinstance(found, int) or not (tracker.in_string or tracker.escaped):
+                return found
+            # A delimiter spelled inside a JSON string literal is text.
+            pos = found.start + 1
+
+    def _start_run(self, terminal: str | None, index: int) -> None:
+        self._run_fresh = True
+        if terminal is None:
+            self._run = STRAY
+            return
+        self._feed_token(terminal, "")
+        self._run = terminal
+        if terminal in JSON_TERMINALS:
+            self._json = JsonStringTracker()
+            self._json_base = self._offset + index
+
+    def _text(self, out: list[Piece], text: str, index: int) -> Piece:
+        piece = Piece(self._run or STRAY, text, self._offset + index, run_start=self._run_fresh)
+        self._run_fresh = False
+        out.append(piece)
+        return piece
+
+    def _delimiter(self, out: list[Piece], buffer: str, found: Found) -> int:
+        text = buffer[found.start : found.end]
+        self._feed_token(found.terminal, text)
+        out.append(Piece(found.terminal, text, self._offset + found.start, delimiter=True, run_start=True))
+        return found.end
+
+    def _feed_token(self, terminal: str, text: str) -> None:
+        try:
+            self._parser.feed_token(Token(terminal, text))
+        except UnexpectedInput as exc:  # pragma: no cover - a grammar bug, not bad input
+            raise GrammarError(f"grammar {self.grammar.name!r} rejected {terminal} it offered: {exc}") from None

@@ -1,0 +1,13 @@
+"""DeepSeek (V3.1 style): full-width delimiters, ``NAME<｜tool▁sep｜>ARGS`` tool calls."""
+
+from chatcodec.families.base import Family
+
+FAMILY = Family(
+    name="deepseek",
+    grammar_name="deepseek",
+    signature=("<｜tool▁call▁begin｜>",),
+    call_body="name_then_arguments",
+    call_open=frozenset({"CALL_BEGIN"}),
+    call_close=frozenset({"CALL_END"}),
+    assistant_start=frozenset({"ASSISTANT"}),
+)

@@ -1,0 +1,12 @@
+"""Llama 3 headers with Hermes-style ``<tool_call>`` JSON blocks; no reasoning."""
+
+from chatcodec.families.base import Family
+
+FAMILY = Family(
+    name="llama3_hermes",
+    grammar_name="llama3_hermes",
+    signature=("<|start_header_id|>", "<tool_call>"),
+    call_body="object",
+    reasoning_open=frozenset(),
+    reasoning_close=frozenset(),
+)

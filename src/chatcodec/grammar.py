@@ -1,0 +1,110 @@
+"""A family grammar (``grammars/<family>.lark``) compiled for the incremental engine."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from lark import Lark
+from lark.lexer import PatternRE, PatternStr
+
+from chatcodec.lexer import DelimiterMatcher, GrammarError, spellings_of_pattern
+from chatcodec.resources import grammar_text
+
+# Free-text terminals whose text is JSON: delimiters inside its strings are not delimiters.
+JSON_TERMINALS = frozenset({"TOOL_CALL", "TOOL_ARGUMENTS", "TOOL_DEFINITION"})
+START_SYMBOLS = ("completion", "transcript")
+
+
+@dataclass(frozen=True)
+class StateInfo:
+    """What one LALR state accepts: its delimiter matcher and its free-text terminal, if any."""
+
+    matcher: DelimiterMatcher
+    free_text: str | None
+
+
+class FamilyGrammar:
+    """A Lark LALR grammar plus, per parser state, the delimiters it accepts."""
+
+    def __init__(self, name: str, text: str) -> None:
+        self.name = name
+        starts = [s for s in START_SYMBOLS if re.search(rf"^\??{s}\s*:", text, re.MULTILINE)]
+        if not starts:
+            raise GrammarError(f"grammar {name!r} defines neither 'completion' nor 'transcript'")
+        self.starts = tuple(starts)
+        self.lark = Lark(text, parser="lalr", lexer="basic", start=list(starts))
+        self.spellings: dict[str, str] = {}  # spelling -> delimiter terminal
+        for terminal in self.lark.terminals:
+            pattern = terminal.pattern
+            if isinstance(pattern, PatternStr):
+                options = [pattern.value]
+            elif isinstance(pattern, PatternRE):
+                options = spellings_of_pattern(pattern.value, 0 if not pattern.flags else 1)
+            else:  # pragma: no cover - Lark has no other pattern kinds
+                raise GrammarError(f"terminal {terminal.name} has an unknown pattern type")
+            for spelling in options:
+                if not spelling:
+                    raise GrammarError(f"delimiter {terminal.name} can be empty")
+                previous = self.spellings.setdefault(spelling, terminal.name)
+                if previous != terminal.name:
+                    raise GrammarError(f"{spelling!r} spells both {previous} and {terminal.name}")
+        self.delimiters = frozenset(self.spellings.values())
+        self._states: dict[int, StateInfo] = {}
+        self.completion_terminals = self._terminals_under("completion") if "completion" in starts else frozenset()
+        self._parse_table = self.lark.parser.parser.parser.parse_table
+
+    def state_info(self, state: int) -> StateInfo:
+        info = self._states.get(state)
+        if info is None:
+            info = self._build_state(state)
+            self._states[state] = info
+        return info
+
+    def _build_state(self, state: int) -> StateInfo:
+        actions = self._parse_table.states[state]
+        accepted = {s: t for s, t in self.spellings.items() if t in actions}
+        # A spelling the state rejects is still worth reporting as stray, unless it is plain
+        # whitespace (a separator), which is ordinary text everywhere else.
+        others = {s: t for s, t in self.spellings.items() if t not in actions and s.strip()}
+        free = [t for t in actions if t.isupper() and t not in self.delimiters and not t.startswith("$")]
+        if len(free) > 1:
+            raise GrammarError(f"grammar {self.name!r}: a state accepts two kinds of free text: {sorted(free)}")
+        return StateInfo(DelimiterMatcher(accepted, others), free[0] if free else None)
+
+    def _terminals_under(self, rule: str) -> frozenset[str]:
+        """The delimiters a rule (and the rules it uses) can contain."""
+        expansions: dict[str, list[list[object]]] = {}
+        for lark_rule in self.lark.rules:
+            expansions.setdefault(lark_rule.origin.name, []).append(lark_rule.expansion)
+        seen: set[str] = set()
+        found: set[str] = set()
+        todo = [rule]
+        while todo:
+            name = todo.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            for expansion in expansions.get(name, []):
+                for symbol in expansion:
+                    if symbol.is_term:  # type: ignore[attr-defined]
+                        found.add(symbol.name)  # type: ignore[attr-defined]
+                    else:
+                        todo.append(symbol.name)  # type: ignore[attr-defined]
+        return frozenset(found & self.delimiters)
+
+    def literal(self, terminal: str) -> str:
+        """The shortest spelling of a delimiter (what a template writes at the least)."""
+        options = [s for s, t in self.spellings.items() if t == terminal]
+        if not options:
+            raise GrammarError(f"grammar {self.name!r} has no delimiter {terminal}")
+        return min(options, key=len)
+
+    def spellings_of(self, terminal: str) -> list[str]:
+        return sorted((s for s, t in self.spellings.items() if t == terminal), key=len)
+
+
+@lru_cache(maxsize=None)
+def load_grammar(family: str) -> FamilyGrammar:
+    return FamilyGrammar(family, grammar_text(family))

@@ -1,0 +1,219 @@
+"""Delimiter lexing derived from a grammar's terminals.
+
+A family's grammar has two kinds of terminals:
+
+* **delimiters**: terminals with a finite set of spellings (``"<tool_call>"``,
+  ``/\\n?<\\/think>\\n{0,2}/``). Their spellings are enumerated from the grammar, never repeated
+  in code.
+* **free text** (``%declare``d): whatever lies between delimiters: reasoning, content, a tool
+  call's JSON body. Their names say what they hold; terminals whose name ends in ``_JSON`` or is
+  ``TOOL_CALL``/``TOOL_ARGUMENTS`` hold JSON, inside whose strings no delimiter is recognized.
+
+For each parser state a ``DelimiterMatcher`` finds the leftmost-longest spelling of any delimiter
+with one compiled regex, and tells how much of a chunk's tail must be held back because it could
+still grow into a delimiter. Every delimiter of the grammar is searched for, accepted or not: one
+the parser state does not accept is reported as *stray* and stays text.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass, field
+
+try:  # Python 3.11+
+    import re._parser as _sre_parse  # type: ignore[import-not-found]
+    from re._constants import (  # type: ignore[import-not-found]
+        BRANCH,
+        IN,
+        LITERAL,
+        MAX_REPEAT,
+        MIN_REPEAT,
+        SUBPATTERN,
+    )
+except ImportError:  # pragma: no cover - Python 3.10
+    import sre_parse as _sre_parse  # type: ignore[no-redef]
+    from sre_constants import BRANCH, IN, LITERAL, MAX_REPEAT, MIN_REPEAT, SUBPATTERN  # type: ignore[no-redef]
+
+# The most spellings one delimiter terminal may have; more means the pattern is not a delimiter.
+MAX_SPELLINGS = 64
+
+
+class GrammarError(Exception):
+    """A family grammar breaks a rule the lexer relies on."""
+
+
+def spellings_of_pattern(pattern: str, flags: int = 0) -> list[str]:
+    """Every string a finite regex can match, or raise ``GrammarError`` if it is not finite."""
+    if flags:
+        raise GrammarError(f"delimiter pattern {pattern!r} uses regex flags; write the spellings out")
+    return sorted(_expand(_sre_parse.parse(pattern)))
+
+
+def _expand(items: object) -> set[str]:
+    results = {""}
+    for op, arg in items:  # type: ignore[attr-defined]
+        options = _expand_op(op, arg)
+        results = {prefix + option for prefix in results for option in options}
+        if len(results) > MAX_SPELLINGS:
+            raise GrammarError("delimiter pattern has too many spellings")
+    return results
+
+
+def _expand_op(op: object, arg: object) -> set[str]:
+    if op is LITERAL:
+        return {chr(arg)}  # type: ignore[arg-type]
+    if op is SUBPATTERN:
+        return _expand(arg[-1])  # type: ignore[index]
+    if op is BRANCH:
+        return set(itertools.chain.from_iterable(_expand(branch) for branch in arg[1]))  # type: ignore[index]
+    if op in (MAX_REPEAT, MIN_REPEAT):
+        low, high, body = arg  # type: ignore[misc]
+        if high > 8:
+            raise GrammarError("delimiter pattern repeats without a small bound")
+        options = _expand(body)
+        out: set[str] = set()
+        for count in range(low, high + 1):
+            for combo in itertools.product(options, repeat=count):
+                out.add("".join(combo))
+        return out
+    if op is IN:
+        chars = set()
+        for inner_op, inner_arg in arg:  # type: ignore[attr-defined]
+            if inner_op is not LITERAL:
+                raise GrammarError("delimiter character classes may only list characters")
+            chars.add(chr(inner_arg))
+        return chars
+    raise GrammarError(f"delimiter pattern uses {op}, which has no finite set of spellings")
+
+
+@dataclass(frozen=True)
+class Found:
+    """A delimiter spelling found at ``start:end``; ``stray`` if the parser state rejects it."""
+
+    start: int
+    end: int
+    terminal: str
+    stray: bool
+
+
+@dataclass
+class DelimiterMatcher:
+    """Finds delimiters in text for one parser state.
+
+    ``accepted`` maps each spelling the state accepts to its terminal; ``others`` holds the
+    grammar's remaining spellings, found only to be reported as stray.
+    """
+
+    accepted: dict[str, str]
+    others: dict[str, str]
+    _regex: re.Pattern[str] = field(init=False, repr=False)
+    _prefixes: frozenset[str] = field(init=False, repr=False)
+    _extendable: frozenset[str] = field(init=False, repr=False)
+    _first_chars: re.Pattern[str] = field(init=False, repr=False)
+    _longest: int = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        spellings = {**self.others, **self.accepted}
+        if not spellings:
+            self._regex = re.compile(r"(?!)")
+            self._prefixes = frozenset()
+            self._extendable = frozenset()
+            self._first_chars = re.compile(r"(?!)")
+            self._longest = 0
+            return
+        # Longest first, so that at the leftmost position the longest spelling wins.
+        ordered = sorted(spellings, key=lambda s: (-len(s), s))
+        self._regex = re.compile("|".join(re.escape(s) for s in ordered))
+        self._prefixes = frozenset(s[:i] for s in spellings for i in range(1, len(s)))
+        self._extendable = frozenset(s for s in spellings if s in self._prefixes)
+        self._first_chars = re.compile("[" + "".join(sorted({re.escape(s[0]) for s in spellings})) + "]")
+        self._longest = max(len(s) for s in spellings)
+
+    def _found(self, match: re.Match[str]) -> Found:
+        text = match.group()
+        terminal = self.accepted.get(text)
+        if terminal is not None:
+            return Found(match.start(), match.end(), terminal, stray=False)
+        return Found(match.start(), match.end(), self.others[text], stray=True)
+
+    def search(self, text: str, pos: int, end: int, final: bool) -> Found | int:
+        """The first delimiter in ``text[pos:end]``, or the index from which text must be held.
+
+        Returns a ``Found``, or an int ``hold``: ``text[pos:hold]`` is plain text for certain and
+        ``text[hold:end]`` could still become a delimiter when more text arrives (``hold == end``
+        when nothing needs holding, always when ``final``).
+        """
+        match = self._regex.search(text, pos, end)
+        if match is not None:
+            if not final and match.end() == end and match.group() in self._extendable:
+                return match.start()
+            return self._found(match)
+        if final:
+            return end
+        return self.hold_point(text, pos, end)
+
+    def hold_point(self, text: str, pos: int, end: int) -> int:
+        """Where the longest tail of ``text[pos:end]`` that begins some delimiter starts."""
+        window_start = max(pos, end - self._longest + 1)
+        for candidate in self._first_chars.finditer(text, window_start, end):
+            if text[candidate.start() : end] in self._prefixes:
+                return candidate.start()
+        return end
+
+    def match_at(self, text: str, pos: int, end: int, final: bool) -> Found | None | bool:
+        """Does a delimiter start exactly at ``pos``?
+
+        Returns the ``Found`` if so, ``None`` if certainly not, ``True`` if it cannot be told yet
+        (the text ends inside what could still become one).
+        """
+        match = self._regex.match(text, pos, end)
+        if match is not None:
+            if not final and match.end() == end and match.group() in self._extendable:
+                return True
+            return self._found(match)
+        if not final and text[pos:end] in self._prefixes:
+            return True
+        return None
+
+
+class JsonStringTracker:
+    """Tracks whether a position in streamed JSON text lies inside a string literal.
+
+    Delimiters inside JSON strings are text (``"<tool_call>"`` quoted in an argument), so the
+    lexer asks this before accepting one. Each character is examined once.
+    """
+
+    __slots__ = ("in_string", "escaped", "scanned")
+
+    _special = re.compile(r'["\\]')
+
+    def __init__(self) -> None:
+        self.in_string = False
+        self.escaped = False
+        self.scanned = 0  # characters of the body examined so far
+
+    def advance(self, text: str, start: int, stop: int) -> None:
+        """Examine ``text[start:stop]``, the body characters from ``self.scanned`` on."""
+        pos = start
+        while pos < stop:
+            if self.escaped:
+                self.escaped = False
+                pos += 1
+                continue
+            if not self.in_string:
+                quote = text.find('"', pos, stop)
+                if quote < 0:
+                    break
+                self.in_string = True
+                pos = quote + 1
+                continue
+            special = self._special.search(text, pos, stop)
+            if special is None:
+                break
+            if special.group() == "\\":
+                self.escaped = True
+            else:
+                self.in_string = False
+            pos = special.end()
+        self.scanned += stop - start
