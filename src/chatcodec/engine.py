@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from lark import Token
 from lark.exceptions import UnexpectedInput
+from lark.parsers.lalr_analysis import Shift
 
 from chatcodec.grammar import JSON_TERMINALS, FamilyGrammar, StateInfo
 from chatcodec.lexer import Found, GrammarError, JsonStringTracker
@@ -48,7 +49,8 @@ class Engine:
         if start not in grammar.starts:
             raise GrammarError(f"grammar {grammar.name!r} has no start symbol {start!r}")
         self.grammar = grammar
-        self._parser = grammar.lark.parse_interactive(start=start)
+        self._start = start
+        self._parser = grammar.parsers[start].parse_interactive(start=start)
         self._buffer = ""
         self._pos = 0  # index in _buffer of the first unconsumed character
         self._offset = 0  # absolute input position of _buffer[0]
@@ -107,12 +109,12 @@ class Engine:
         pos = self._pos
         grammar = self.grammar
         while pos < end:
-            info = grammar.state_info(self._state())
+            info = grammar.state_info(self._start, self._state())
             if self._run is None:
                 at = info.matcher.match_at(buffer, pos, end, final)
                 if at is True:
                     break  # could still become a delimiter: wait for more text
-                if isinstance(at, Found) and not at.stray:
+                if isinstance(at, Found) and not at.stray and self._valid_here(at.terminal):
                     pos = self._delimiter(out, buffer, at)
                     continue
                 self._start_run(info.free_text, pos)
@@ -123,7 +125,7 @@ class Engine:
                     self._text(out, buffer[pos:found], pos)
                 pos = found
                 break
-            if found.stray:
+            if found.stray or not self._valid_here(found.terminal):
                 if found.start > pos:
                     self._text(out, buffer[pos : found.start], pos)
                 piece = self._text(out, buffer[found.start : found.end], found.start)
@@ -175,6 +177,23 @@ class Engine:
         self._feed_token(found.terminal, text)
         out.append(Piece(found.terminal, text, self._offset + found.start, delimiter=True, run_start=True))
         return found.end
+
+    def _valid_here(self, terminal: str) -> bool:
+        """Is a delimiter the state offers really valid after everything before it?
+
+        A shift always is. A reduce may not be: LALR merges lookaheads of look-alike states,
+        so the parser is tried on a copy first.
+        """
+        state = self._parser.parser_state
+        action, _ = state.parse_conf.parse_table.states[state.position][terminal]
+        if action is Shift:
+            return True
+        trial = self._parser.copy()
+        try:
+            trial.feed_token(Token(terminal, ""))
+        except UnexpectedInput:
+            return False
+        return True
 
     def _feed_token(self, terminal: str, text: str) -> None:
         try:

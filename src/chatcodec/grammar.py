@@ -34,9 +34,14 @@ class FamilyGrammar:
         if not starts:
             raise GrammarError(f"grammar {name!r} defines neither 'completion' nor 'transcript'")
         self.starts = tuple(starts)
-        self.lark = Lark(text, parser="lalr", lexer="basic", start=list(starts))
+        # One parser per start symbol: LALR merges the lookaheads of states that look alike,
+        # and across start symbols that would let a transcript's delimiter pass as one a
+        # completion accepts.
+        self.parsers = {start: Lark(text, parser="lalr", lexer="basic", start=start) for start in starts}
+        self.lark = self.parsers[starts[0]]
         self.spellings: dict[str, str] = {}  # spelling -> delimiter terminal
-        for terminal in self.lark.terminals:
+        terminals = {t.name: t for parser in self.parsers.values() for t in parser.terminals}
+        for terminal in terminals.values():
             pattern = terminal.pattern
             if isinstance(pattern, PatternStr):
                 options = [pattern.value]
@@ -51,19 +56,19 @@ class FamilyGrammar:
                 if previous != terminal.name:
                     raise GrammarError(f"{spelling!r} spells both {previous} and {terminal.name}")
         self.delimiters = frozenset(self.spellings.values())
-        self._states: dict[int, StateInfo] = {}
+        self._states: dict[tuple[str, int], StateInfo] = {}
         self.completion_terminals = self._terminals_under("completion") if "completion" in starts else frozenset()
-        self._parse_table = self.lark.parser.parser.parser.parse_table
+        self._tables = {start: parser.parser.parser.parser.parse_table for start, parser in self.parsers.items()}
 
-    def state_info(self, state: int) -> StateInfo:
-        info = self._states.get(state)
+    def state_info(self, start: str, state: int) -> StateInfo:
+        key = (start, state)
+        info = self._states.get(key)
         if info is None:
-            info = self._build_state(state)
-            self._states[state] = info
+            info = self._build_state(self._tables[start].states[state])
+            self._states[key] = info
         return info
 
-    def _build_state(self, state: int) -> StateInfo:
-        actions = self._parse_table.states[state]
+    def _build_state(self, actions: dict[str, object]) -> StateInfo:
         accepted = {s: t for s, t in self.spellings.items() if t in actions}
         # A spelling the state rejects is still worth reporting as stray, unless it is plain
         # whitespace (a separator), which is ordinary text everywhere else.
@@ -76,7 +81,7 @@ class FamilyGrammar:
     def _terminals_under(self, rule: str) -> frozenset[str]:
         """The delimiters a rule (and the rules it uses) can contain."""
         expansions: dict[str, list[list[object]]] = {}
-        for lark_rule in self.lark.rules:
+        for lark_rule in self.parsers[rule].rules:
             expansions.setdefault(lark_rule.origin.name, []).append(lark_rule.expansion)
         seen: set[str] = set()
         found: set[str] = set()

@@ -109,26 +109,28 @@ class DelimiterMatcher:
     others: dict[str, str]
     _regex: re.Pattern[str] = field(init=False, repr=False)
     _prefixes: frozenset[str] = field(init=False, repr=False)
-    _extendable: frozenset[str] = field(init=False, repr=False)
     _first_chars: re.Pattern[str] = field(init=False, repr=False)
     _longest: int = field(init=False, repr=False)
+    _nested: bool = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         spellings = {**self.others, **self.accepted}
         if not spellings:
             self._regex = re.compile(r"(?!)")
             self._prefixes = frozenset()
-            self._extendable = frozenset()
             self._first_chars = re.compile(r"(?!)")
             self._longest = 0
+            self._nested = False
             return
         # Longest first, so that at the leftmost position the longest spelling wins.
         ordered = sorted(spellings, key=lambda s: (-len(s), s))
         self._regex = re.compile("|".join(re.escape(s) for s in ordered))
         self._prefixes = frozenset(s[:i] for s in spellings for i in range(1, len(s)))
-        self._extendable = frozenset(s for s in spellings if s in self._prefixes)
         self._first_chars = re.compile("[" + "".join(sorted({re.escape(s[0]) for s in spellings})) + "]")
         self._longest = max(len(s) for s in spellings)
+        # A spelling that contains another one past its first character (a long preamble
+        # quoting "<tool_call>") could still be growing around a shorter match.
+        self._nested = any(inner in outer[1:] for outer in spellings for inner in spellings if inner != outer)
 
     def _found(self, match: re.Match[str]) -> Found:
         text = match.group()
@@ -146,8 +148,16 @@ class DelimiterMatcher:
         """
         match = self._regex.search(text, pos, end)
         if match is not None:
-            if not final and match.end() == end and match.group() in self._extendable:
-                return match.start()
+            if not final:
+                if self._nested:
+                    # Leftmost wins: an unfinished longer spelling that began earlier may
+                    # still complete around this match.
+                    hold = self.hold_point(text, pos, end)
+                    if hold < match.start():
+                        return hold
+                # A longer spelling starting at the same place may still be arriving.
+                if end - match.start() < self._longest and text[match.start() : end] in self._prefixes:
+                    return match.start()
             return self._found(match)
         if final:
             return end
@@ -169,7 +179,7 @@ class DelimiterMatcher:
         """
         match = self._regex.match(text, pos, end)
         if match is not None:
-            if not final and match.end() == end and match.group() in self._extendable:
+            if not final and end - pos < self._longest and text[pos:end] in self._prefixes:
                 return True
             return self._found(match)
         if not final and text[pos:end] in self._prefixes:

@@ -85,25 +85,26 @@ class _Call:
     error: str | None = None
 
 
-class StreamParser:
-    """Reads one assistant completion for a family, incrementally."""
+class AssistantAssembler:
+    """Builds one assistant message from the engine's pieces of the ``completion`` rule.
+
+    Shared by ``StreamParser`` (a completion) and the transcript reader (each assistant turn
+    of a rendered conversation), so both read assistant turns with the same code.
+    """
 
     def __init__(
         self,
         family: Family,
         *,
-        prefill: str = "",
         tools: Iterable[str] | None = None,
         strict: bool = False,
+        base: int = 0,
     ) -> None:
         self.family = family
-        self._engine = Engine(family.grammar, "completion")
         self._tool_names = frozenset(tools) if tools is not None else None
         self._strict = strict
-        self._chunks: list[str] = []
         self._content: list[str] = []
         self._reasoning: list[str] = []
-        self._reasoning_seen = False
         self._in_reasoning = False
         self._ended = False
         self._calls: list[_Call] = []  # accepted calls, in order
@@ -113,36 +114,34 @@ class StreamParser:
         self._events: list[Event] = []
         self._finish: FinishReason | None = None
         self._stray_reported_at = -1
-        self._base = 0
-        self._silent = False
-        if prefill:
-            # The prompt's own opening of the assistant turn (``<think>``, a prefill): it sets
-            # the state but is not part of the completion.
-            self._silent = True
-            for piece in self._engine.feed(prefill) + self._engine.settle():
-                self._handle(piece)
-            self._silent = False
-            self._events.clear()
-            self._content.clear()
-            self._reasoning.clear()
-            self._reasoning_seen = self._in_reasoning
-            self._base = self._engine.position
+        self._base = base
+        self.silent = False
 
-    # -- public ------------------------------------------------------------------------------
+    def start_after_prefill(self, base: int) -> None:
+        """Forget what the prompt's prefill produced; positions now count from ``base``."""
+        self._events.clear()
+        self._content.clear()
+        self._reasoning.clear()
+        self._spans.clear()
+        self._base = base
 
-    def feed(self, text: str) -> list[Event]:
-        if self._finish is not None:
-            raise ValueError("feed() after close()")
-        self._chunks.append(text)
-        for piece in self._engine.feed(text):
+    @property
+    def in_reasoning(self) -> bool:
+        return self._in_reasoning
+
+    @property
+    def ended(self) -> bool:
+        return self._ended
+
+    def handle(self, pieces: Iterable[Piece]) -> list[Event]:
+        for piece in pieces:
             self._handle(piece)
         return self._take_events()
 
-    def close(self) -> list[Event]:
+    def finish(self) -> list[Event]:
+        """The text ended: settle an open tool call, decide the finish reason."""
         if self._finish is not None:
             return []
-        for piece in self._engine.close():
-            self._handle(piece)
         reason: FinishReason
         if self._call is not None:
             call = self._call
@@ -169,8 +168,12 @@ class StreamParser:
         return list(self._diagnostics)
 
     @property
+    def spans(self) -> list[Span]:
+        return list(self._spans)
+
+    @property
     def message(self) -> Message:
-        """The assistant message as read so far (complete after ``close()``)."""
+        """The assistant message as read so far."""
         content = "".join(self._content)
         reasoning = "".join(self._reasoning)
         tool_calls = [
@@ -193,17 +196,6 @@ class StreamParser:
             name=None,
         )
 
-    def result(self) -> ParseResult:
-        if self._finish is None:
-            raise ValueError("result() before close()")
-        return ParseResult(
-            message=self.message,
-            finish_reason=self._finish,
-            diagnostics=list(self._diagnostics),
-            spans=list(self._spans),
-            text="".join(self._chunks),
-        )
-
     # -- pieces -> events --------------------------------------------------------------------
 
     def _take_events(self) -> list[Event]:
@@ -212,11 +204,11 @@ class StreamParser:
         return events
 
     def _emit(self, event: Event) -> None:
-        if not self._silent:
+        if not self.silent:
             self._events.append(event)
 
     def _diagnose(self, kind: str, position: int, message: str) -> None:
-        if self._silent:
+        if self.silent:
             return
         position -= self._base
         diagnostic = Diagnostic(kind, position, message)
@@ -226,7 +218,7 @@ class StreamParser:
         self._events.append(diagnostic)
 
     def _span(self, kind: str, start: int, end: int, name: str | None = None, index: int | None = None) -> None:
-        if self._silent or end <= start:
+        if self.silent or end <= start:
             return
         start -= self._base
         end -= self._base
@@ -436,5 +428,65 @@ class StreamParser:
         self._emit(ContentDelta(text))
 
 
-def parse_events(parser: StreamParser, text: str) -> list[Event]:
-    return parser.feed(text) + parser.close()
+class StreamParser:
+    """Reads one assistant completion for a family, incrementally: ``feed(text) -> events``,
+    ``close() -> events``; ``message`` is the message so far."""
+
+    def __init__(
+        self,
+        family: Family,
+        *,
+        prefill: str = "",
+        tools: Iterable[str] | None = None,
+        strict: bool = False,
+    ) -> None:
+        self.family = family
+        self._engine = Engine(family.grammar, "completion")
+        self._assembler = AssistantAssembler(family, tools=tools, strict=strict)
+        self._chunks: list[str] = []
+        self._closed = False
+        if prefill:
+            # The prompt's own opening of the assistant turn (``<think>``, a prefill): it sets
+            # the state but is not part of the completion.
+            self._assembler.silent = True
+            self._assembler.handle(self._engine.feed(prefill) + self._engine.settle())
+            self._assembler.silent = False
+            self._assembler.start_after_prefill(self._engine.position)
+
+    def feed(self, text: str) -> list[Event]:
+        if self._closed:
+            raise ValueError("feed() after close()")
+        self._chunks.append(text)
+        return self._assembler.handle(self._engine.feed(text))
+
+    def close(self) -> list[Event]:
+        if self._closed:
+            return []
+        self._closed = True
+        events = self._assembler.handle(self._engine.close())
+        return events + self._assembler.finish()
+
+    @property
+    def finish_reason(self) -> FinishReason | None:
+        return self._assembler.finish_reason
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        return self._assembler.diagnostics
+
+    @property
+    def message(self) -> Message:
+        """The assistant message as read so far (complete after ``close()``)."""
+        return self._assembler.message
+
+    def result(self) -> ParseResult:
+        reason = self._assembler.finish_reason
+        if reason is None:
+            raise ValueError("result() before close()")
+        return ParseResult(
+            message=self.message,
+            finish_reason=reason,
+            diagnostics=self._assembler.diagnostics,
+            spans=self._assembler.spans,
+            text="".join(self._chunks),
+        )

@@ -1,0 +1,58 @@
+"""Helpers shared by the parsing tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import chatcodec
+from chatcodec.events import (
+    ContentDelta,
+    Event,
+    ReasoningDelta,
+    ToolCallArgumentsDelta,
+    ToolCallEnd,
+    ToolCallStart,
+)
+from chatcodec.stream import ParseResult
+
+FAMILIES = ("qwen3", "deepseek", "llama3_hermes")
+
+
+def normalized(message: chatcodec.Message) -> dict[str, Any]:
+    """An OpenAI dict of the message with the random tool-call ids replaced."""
+    data = message.to_openai()
+    for call in data.get("tool_calls", []):
+        call["id"] = "ID"
+    return data
+
+
+def feed_in_chunks(
+    codec: chatcodec.Codec, text: str, sizes: list[int], **options: Any
+) -> tuple[list[Event], ParseResult]:
+    """Feed ``text`` split at the given chunk sizes (cycled), then close."""
+    parser = codec.stream(**options)
+    events: list[Event] = []
+    pos = 0
+    index = 0
+    while pos < len(text):
+        size = max(1, sizes[index % len(sizes)])
+        events += parser.feed(text[pos : pos + size])
+        pos += size
+        index += 1
+    events += parser.close()
+    return events, parser.result()
+
+
+def summarize(events: list[Event]) -> dict[str, Any]:
+    """What a client accumulates from events: joined deltas per channel and per tool call."""
+    content = "".join(e.text for e in events if isinstance(e, ContentDelta))
+    reasoning = "".join(e.text for e in events if isinstance(e, ReasoningDelta))
+    calls: dict[int, dict[str, Any]] = {}
+    for event in events:
+        if isinstance(event, ToolCallStart):
+            calls[event.index] = {"name": event.name, "arguments": "", "id": event.id}
+        elif isinstance(event, ToolCallArgumentsDelta):
+            calls[event.index]["arguments"] += event.text
+        elif isinstance(event, ToolCallEnd):
+            calls[event.index]["end"] = event.arguments
+    return {"content": content, "reasoning": reasoning, "calls": calls}

@@ -1,0 +1,193 @@
+"""Properties of the parser that hold for all inputs: render -> parse inverts, any chunking gives
+the same result, spans tile the input, and no text makes lenient parsing raise."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+import chatcodec
+from chatcodec.events import ContentDelta, ReasoningDelta, ToolCallArgumentsDelta
+from chatcodec.grammar import load_grammar
+from parsing_support import FAMILIES, feed_in_chunks, normalized, summarize
+
+CODECS = {name: chatcodec.load(name) for name in FAMILIES}
+SPELLINGS = {name: sorted(load_grammar(CODECS[name].family.grammar_name).spellings, key=len) for name in FAMILIES}
+
+# Text that exercises escaping and the characters delimiters are made of.
+ALPHABET = st.sampled_from(
+    list("abcxyz XYZ019.,;:!?-_'\"\\/{}[]()<>|=&%$#@*+~`")
+    + ["\n", "\t", "é", "ß", "日", "本", "😀", "🚀", "｜", "▁", "\u2028"]
+)
+text = st.text(alphabet=ALPHABET, max_size=40)
+
+json_scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(-(10**6), 10**6), st.text(alphabet=ALPHABET, max_size=12)
+)
+json_values = st.recursive(
+    json_scalars,
+    lambda children: st.lists(children, max_size=3)
+    | st.dictionaries(st.text(alphabet=ALPHABET, min_size=1, max_size=6), children, max_size=3),
+    max_leaves=8,
+)
+arguments = st.dictionaries(st.text(alphabet=ALPHABET, min_size=1, max_size=8), json_values, max_size=4)
+tool_names = st.from_regex(r"[a-z][a-z0-9_]{0,12}", fullmatch=True)
+
+
+def free_of_delimiters(family: str, value: str) -> bool:
+    return not any(spelling.strip() and spelling in value for spelling in SPELLINGS[family])
+
+
+def clean(value: str) -> str:
+    # Templates trim or strip edges (Llama's |trim, Qwen's strip('\n')): keep edges non-blank.
+    return value.strip()
+
+
+@st.composite
+def assistant_messages(draw: Any, family: str) -> dict[str, Any]:
+    content = clean(draw(text))
+    assume(free_of_delimiters(family, content))
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if family == "qwen3" and draw(st.booleans()):
+        reasoning = clean(draw(text))
+        assume(free_of_delimiters(family, reasoning))
+        if reasoning:
+            message["reasoning_content"] = reasoning
+    calls = draw(st.lists(st.tuples(tool_names, arguments), max_size=3))
+    if calls:
+        message["tool_calls"] = [
+            {"type": "function", "function": {"name": name, "arguments": args}} for name, args in calls
+        ]
+        for _, args in calls:
+            assume(free_of_delimiters(family, json.dumps(args, ensure_ascii=False)))
+    return message
+
+
+def expected_message(message: dict[str, Any]) -> dict[str, Any]:
+    calls = message.get("tool_calls")
+    content = message["content"]
+    out: dict[str, Any] = {"role": "assistant", "content": content if content or not calls else None}
+    if message.get("reasoning_content"):
+        out["reasoning_content"] = message["reasoning_content"]
+    if calls:
+        out["tool_calls"] = [
+            {
+                "id": "ID",
+                "type": "function",
+                "function": {
+                    "name": call["function"]["name"],
+                    "arguments": json.dumps(call["function"]["arguments"], ensure_ascii=False),
+                },
+            }
+            for call in calls
+        ]
+    return out
+
+
+def render_and_split(family: str, message: dict[str, Any], kwargs: dict[str, Any]) -> tuple[str, str]:
+    codec = CODECS[family]
+    history = [{"role": "user", "content": "Question?"}]
+    prompt = codec.render(history, add_generation_prompt=True, **kwargs)
+    full = codec.render(history + [message], **kwargs)
+    assert full.startswith(prompt), "the template's generation prompt is not a prefix of the reply"
+    return prompt, full[len(prompt) :]
+
+
+def check_round_trip(family: str, message: dict[str, Any], kwargs: dict[str, Any]) -> None:
+    prompt, completion = render_and_split(family, message, kwargs)
+    result = CODECS[family].parse_detailed(completion, prompt)
+    assert normalized(result.message) == expected_message(message)
+    assert result.diagnostics == []
+    assert result.reassemble() == completion
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@given(st.data())
+def test_qwen3_render_then_parse_gives_the_message_back(data: st.DataObject) -> None:
+    message = data.draw(assistant_messages("qwen3"))
+    thinking = data.draw(st.sampled_from([{}, {"enable_thinking": True}, {"enable_thinking": False}]))
+    if thinking.get("enable_thinking") is False:
+        # The prompt already closed an empty think block: a reply has no reasoning.
+        message.pop("reasoning_content", None)
+    check_round_trip("qwen3", message, thinking)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@given(st.data())
+def test_deepseek_render_then_parse_gives_the_message_back(data: st.DataObject) -> None:
+    message = data.draw(assistant_messages("deepseek"))
+    check_round_trip("deepseek", message, {})
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@given(st.data())
+def test_llama3_hermes_render_then_parse_gives_the_message_back(data: st.DataObject) -> None:
+    message = data.draw(assistant_messages("llama3_hermes"))
+    check_round_trip("llama3_hermes", message, {})
+
+
+@st.composite
+def noisy_completions(draw: Any, family: str) -> str:
+    """Delimiter spellings (whole and cut short) mixed with arbitrary text."""
+    spellings = SPELLINGS[family]
+    parts = draw(
+        st.lists(
+            st.one_of(
+                text,
+                st.sampled_from(spellings),
+                st.sampled_from(spellings).map(lambda s: s[: max(1, len(s) // 2)]),
+                st.sampled_from(['{"name": "f", "arguments": {"a": "', '"}}', '{"x": [1, {"y": "}"}]}', "{}"]),
+            ),
+            max_size=14,
+        )
+    )
+    return "".join(parts)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(FAMILIES), st.data())
+def test_any_chunking_gives_the_same_result(family: str, data: st.DataObject) -> None:
+    completion = data.draw(noisy_completions(family))
+    sizes = data.draw(st.lists(st.integers(1, 12), min_size=1, max_size=6))
+    reasoning = data.draw(st.booleans()) if family != "llama3_hermes" else False
+    codec = CODECS[family]
+    whole_events, whole = feed_in_chunks(codec, completion, [max(1, len(completion))], reasoning=reasoning)
+    events, chunked = feed_in_chunks(codec, completion, sizes, reasoning=reasoning)
+    assert normalized(chunked.message) == normalized(whole.message)
+    assert chunked.finish_reason == whole.finish_reason
+    assert chunked.diagnostics == whole.diagnostics
+    assert chunked.spans == whole.spans
+    a, b = summarize(events), summarize(whole_events)
+    for summary in (a, b):
+        for call in summary["calls"].values():
+            call.pop("id")
+    assert a == b
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(FAMILIES), st.data())
+def test_spans_tile_the_input_and_deltas_match_the_message(family: str, data: st.DataObject) -> None:
+    completion = data.draw(st.one_of(noisy_completions(family), st.text(max_size=80)))
+    events, result = feed_in_chunks(CODECS[family], completion, [3])
+    assert result.reassemble() == completion
+    position = 0
+    for span in result.spans:
+        assert span.start == position and span.end > span.start
+        position = span.end
+    assert position == len(completion)
+    message = result.message
+    assert "".join(e.text for e in events if isinstance(e, ContentDelta)) == (message.content or "")
+    assert "".join(e.text for e in events if isinstance(e, ReasoningDelta)) == (message.reasoning_content or "")
+    for index, call in enumerate(message.tool_calls or []):
+        fragments = [e.text for e in events if isinstance(e, ToolCallArgumentsDelta) and e.index == index]
+        assert "".join(fragments) == call.function.arguments
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(FAMILIES), st.text(max_size=200), st.booleans())
+def test_lenient_parsing_never_raises(family: str, completion: str, reasoning: bool) -> None:
+    result = CODECS[family].parse_detailed(completion, reasoning=reasoning and family != "llama3_hermes")
+    assert result.reassemble() == completion
