@@ -29,9 +29,27 @@ class Family:
     end: frozenset[str] = frozenset({"END"})
     # The transcript terminal that opens an assistant turn (the generation prompt's header).
     assistant_start: frozenset[str] = frozenset({"ASSISTANT_START"})
-    # Starting state when no prompt is given: True starts inside reasoning.
-    default_in_reasoning: bool = False
-    notes: dict[str, str] = field(default_factory=dict)
+    # ---- reading whole transcripts ----
+    # Delimiters that open a message, and the role of that message.
+    turn_roles: dict[str, str] = field(default_factory=dict)
+    # Delimiters that close the open message (the assistant's own end token is ``end``).
+    turn_ends: frozenset[str] = frozenset({"END"})
+    # Delimiters that close one message and open another of the same role (tool results).
+    message_separators: frozenset[str] = frozenset()
+    tools_begin: frozenset[str] = frozenset({"TOOLS_BEGIN"})
+    tools_end: frozenset[str] = frozenset({"TOOLS_END"})
+    # Text before the first turn delimiter belongs to a message of this role (DeepSeek's
+    # system prompt has no header).
+    leading_text_role: str | None = None
+    # The template writes no header for an assistant turn that follows tool results.
+    headless_assistant_after_tool: bool = False
+    # A tools block spelled starting with this means a system message precedes it (Qwen
+    # writes "<system text>\n\n# Tools..." only when there is a system message).
+    system_before_tools_marker: str | None = None
+    # The template writes a system turn even when there is no system message.
+    system_turn_always: bool = False
+    # What a generation prompt's prefill says about the template keywords used.
+    prefill_keywords: tuple[tuple[str, tuple[tuple[str, object], ...]], ...] = ()
 
     @property
     def grammar(self) -> FamilyGrammar:

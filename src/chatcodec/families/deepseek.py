@@ -10,4 +10,11 @@ FAMILY = Family(
     call_open=frozenset({"CALL_BEGIN"}),
     call_close=frozenset({"CALL_END"}),
     assistant_start=frozenset({"ASSISTANT"}),
+    turn_roles={"USER": "user", "ASSISTANT": "assistant", "TOOL_OUTPUT_BEGIN": "tool"},
+    turn_ends=frozenset({"END", "TOOL_OUTPUT_END"}),
+    tools_begin=frozenset(),
+    tools_end=frozenset(),
+    leading_text_role="system",
+    headless_assistant_after_tool=True,
+    prefill_keywords=(("<think>", (("thinking", True),)), ("<think></think>", ())),
 )

@@ -9,4 +9,13 @@ FAMILY = Family(
     call_body="object",
     reasoning_open=frozenset(),
     reasoning_close=frozenset(),
+    turn_roles={
+        "SYSTEM_START": "system",
+        "USER_START": "user",
+        "TOOL_TURN_START": "tool",
+        "ASSISTANT_START": "assistant",
+    },
+    turn_ends=frozenset({"END", "TOOL_TURN_END"}),
+    message_separators=frozenset({"TOOL_RESPONSE_NEXT"}),
+    system_turn_always=True,
 )

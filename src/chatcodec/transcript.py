@@ -1,0 +1,275 @@
+"""Reading a whole rendered conversation back into messages.
+
+The family grammar's ``transcript`` rule drives the same engine as completions; assistant turns
+are read by the same ``AssistantAssembler`` a completion is. This module only decides which
+pieces belong to which message.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from chatcodec.engine import STRAY, Engine, Piece
+from chatcodec.events import Diagnostic
+from chatcodec.families.base import Family
+from chatcodec.messages import Message
+from chatcodec.stream import AssistantAssembler, Span
+
+
+@dataclass
+class MessageSpan:
+    """Where one message lies in the text: the whole turn, its header, and its parts.
+
+    ``parts`` are the spans inside the turn (``content``, ``reasoning``, ``tool_call`` with its
+    index, ``delimiter``). ``body_start`` is where the text after the turn's header begins.
+    """
+
+    index: int
+    role: str
+    start: int
+    end: int
+    body_start: int
+    parts: list[Span] = field(default_factory=list)
+
+
+@dataclass
+class Transcript:
+    """A conversation recovered from rendered text."""
+
+    messages: list[Message]
+    tools: list[dict[str, Any]] | None
+    add_generation_prompt: bool
+    template_kwargs: dict[str, Any]
+    spans: list[MessageSpan]
+    diagnostics: list[Diagnostic]
+    text: str
+    # Text the conversation has no place for (outside every message), as (start, end).
+    unparsed: list[tuple[int, int]] = field(default_factory=list)
+
+    def render_arguments(self) -> dict[str, Any]:
+        """Keyword arguments that make ``Codec.render`` write this transcript again."""
+        return {
+            "tools": self.tools,
+            "add_generation_prompt": self.add_generation_prompt,
+            **self.template_kwargs,
+        }
+
+
+@dataclass
+class _Turn:
+    role: str
+    start: int
+    body_start: int
+    content: list[str] = field(default_factory=list)
+    parts: list[Span] = field(default_factory=list)
+    assembler: AssistantAssembler | None = None
+    has_tools_block: bool = False
+    tools_marker: str = ""
+
+
+class TranscriptReader:
+    """Assigns the pieces of a transcript parse to messages."""
+
+    def __init__(self, family: Family, text: str) -> None:
+        self.family = family
+        self.text = text
+        self.grammar = family.grammar
+        self.messages: list[Message] = []
+        self.spans: list[MessageSpan] = []
+        self.diagnostics: list[Diagnostic] = []
+        self.unparsed: list[tuple[int, int]] = []
+        self.tools: list[dict[str, Any]] | None = None
+        self._tool_text: list[str] | None = None
+        self._turn: _Turn | None = None
+        self._last_role: str | None = None
+        self._open_assistant: _Turn | None = None
+
+    def read(self) -> Transcript:
+        engine = Engine(self.grammar, "transcript")
+        for piece in engine.feed(self.text) + engine.close():
+            self._piece(piece)
+        add_generation_prompt, kwargs = self._close_turn(final=True)
+        return Transcript(
+            messages=self.messages,
+            tools=self.tools,
+            add_generation_prompt=add_generation_prompt,
+            template_kwargs=kwargs,
+            spans=self.spans,
+            diagnostics=self.diagnostics,
+            text=self.text,
+            unparsed=self.unparsed,
+        )
+
+    # -- pieces ------------------------------------------------------------------------------
+
+    def _piece(self, piece: Piece) -> None:
+        family = self.family
+        turn = self._turn
+        if turn is not None and turn.assembler is not None:
+            if piece.delimiter and piece.kind not in self.grammar.completion_terminals:
+                self._close_turn()
+                turn = None
+            else:
+                turn.assembler.handle([piece])
+                if piece.delimiter and piece.kind in family.end:
+                    self._close_turn()
+                return
+        kind = piece.kind
+        if piece.delimiter:
+            if kind in family.turn_roles:
+                self._close_turn()
+                self._open_turn(family.turn_roles[kind], piece)
+            elif kind in family.message_separators and turn is not None:
+                role = turn.role
+                turn.parts.append(Span("delimiter", piece.start, piece.start + _split(piece), kind))
+                self._close_turn(end=piece.start + _split(piece))
+                self._open_turn(role, piece, header_start=piece.start + _split(piece))
+            elif kind in family.tools_begin and turn is not None:
+                turn.has_tools_block = True
+                turn.tools_marker = piece.text
+                self.tools = []
+                turn.parts.append(Span("delimiter", piece.start, piece.end, kind))
+            elif kind in family.tools_end and turn is not None:
+                self._flush_tool()
+                turn.parts.append(Span("delimiter", piece.start, piece.end, kind))
+                if kind in family.turn_ends:
+                    self._close_turn(end=piece.end)
+            elif kind in family.turn_ends and turn is not None:
+                turn.parts.append(Span("delimiter", piece.start, piece.end, kind))
+                self._close_turn(end=piece.end)
+            elif kind in self.grammar.completion_terminals and self._headless_assistant_allowed():
+                self._open_turn("assistant", piece, header_start=piece.start, header_end=piece.start)
+                self._piece(piece)
+            elif turn is not None:
+                if kind == "TOOL_SEPARATOR":
+                    self._flush_tool()
+                    self._tool_text = []
+                turn.parts.append(Span("delimiter", piece.start, piece.end, kind))
+            return
+        if kind == "TOOL_DEFINITION" and turn is not None:
+            if self._tool_text is None:
+                self._tool_text = []
+            self._tool_text.append(piece.text)
+            turn.parts.append(Span("tool_definition", piece.start, piece.end))
+            return
+        if kind == "CONTENT" and turn is None:
+            if not self.messages and not self.spans and family.leading_text_role is not None:
+                self._open_turn(family.leading_text_role, piece, header_start=piece.start, header_end=piece.start)
+                self._piece(piece)
+                return
+            if self._headless_assistant_allowed():
+                self._open_turn("assistant", piece, header_start=piece.start, header_end=piece.start)
+                self._piece(piece)
+                return
+        if turn is not None and kind != STRAY:
+            turn.content.append(piece.text)
+            turn.parts.append(Span("content", piece.start, piece.end))
+            if piece.stray_delimiter is not None:
+                self._diagnose(
+                    "stray_delimiter",
+                    piece.start,
+                    f"message {len(self.messages)} contains {piece.text!r}, a delimiter of the format",
+                )
+            return
+        self.unparsed.append((piece.start, piece.end))
+        if piece.text.strip():
+            self._diagnose("unexpected_text", piece.start, "text outside any message")
+
+    def _headless_assistant_allowed(self) -> bool:
+        return self.family.headless_assistant_after_tool and self._turn is None and self._last_role == "tool"
+
+    def _diagnose(self, kind: str, position: int, message: str) -> None:
+        self.diagnostics.append(Diagnostic(kind, position, message))
+
+    # -- turns -------------------------------------------------------------------------------
+
+    def _open_turn(
+        self, role: str, piece: Piece, *, header_start: int | None = None, header_end: int | None = None
+    ) -> None:
+        start = piece.start if header_start is None else header_start
+        body = piece.end if header_end is None else header_end
+        turn = _Turn(role=role, start=start, body_start=body)
+        if header_end is None:
+            turn.parts.append(Span("delimiter", start, body, piece.kind))
+        if role == "assistant":
+            turn.assembler = AssistantAssembler(self.family)
+        self._turn = turn
+
+    def _flush_tool(self) -> None:
+        if self._tool_text is None:
+            return
+        raw = "".join(self._tool_text)
+        self._tool_text = None
+        if not raw:
+            return
+        try:
+            tool = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            self._diagnose("malformed_tool_definition", 0, f"a rendered tool definition is not JSON: {exc.msg}")
+            return
+        assert self.tools is not None
+        self.tools.append(tool)
+
+    def _close_turn(self, *, end: int | None = None, final: bool = False) -> tuple[bool, dict[str, Any]]:
+        """Finish the open turn; at the very end, report a generation prompt if one is open."""
+        turn = self._turn
+        self._turn = None
+        if turn is None:
+            return False, {}
+        if turn.assembler is not None:
+            return self._close_assistant(turn, final)
+        end = end if end is not None else (turn.parts[-1].end if turn.parts else turn.body_start)
+        content = "".join(turn.content)
+        if turn.role == "system" and turn.has_tools_block:
+            marker = self.family.system_before_tools_marker
+            if marker is not None and not turn.tools_marker.startswith(marker) and not content:
+                self._last_role = "system"
+                return False, {}
+        if turn.role == "system" and self.family.system_turn_always and not content:
+            self._last_role = "system"
+            return False, {}
+        self._add(Message(role=turn.role, content=content), turn, end)  # type: ignore[arg-type]
+        return False, {}
+
+    def _close_assistant(self, turn: _Turn, final: bool) -> tuple[bool, dict[str, Any]]:
+        assembler = turn.assembler
+        assert assembler is not None
+        assembler.finish()
+        spans = assembler.spans
+        end = spans[-1].end if spans else turn.body_start
+        body = self.text[turn.body_start : end]
+        if final and not assembler.ended:
+            # An assistant turn left open at the end is the generation prompt, if all it holds
+            # is what the template writes there.
+            if turn.body_start == turn.start and not body:
+                self._last_role = "assistant"
+                return False, {}
+            known = dict(self.family.prefill_keywords)
+            if body == "" or body in known:
+                return True, dict(known.get(body, ()))
+        message = assembler.message
+        if not body and turn.body_start == turn.start:
+            return False, {}  # a headless turn that holds nothing is no message
+        self._add(message, turn, end, parts=spans)
+        return False, {}
+
+    def _add(self, message: Message, turn: _Turn, end: int, parts: list[Span] | None = None) -> None:
+        index = len(self.messages)
+        self.messages.append(message)
+        header = [p for p in turn.parts if p.kind == "delimiter" and p.start == turn.start]
+        all_parts = header + (parts if parts is not None else [p for p in turn.parts if p not in header])
+        self.spans.append(MessageSpan(index, message.role, turn.start, end, turn.body_start, all_parts))
+        self._last_role = message.role
+
+
+def _split(piece: Piece) -> int:
+    """Where a separator that closes one message and opens the next divides (its middle line)."""
+    text = piece.text
+    middle = text.find("\n", 1)
+    return middle + 1 if middle > 0 else len(text)
+
+
+def read_transcript(family: Family, text: str) -> Transcript:
+    return TranscriptReader(family, text).read()
