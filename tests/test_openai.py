@@ -363,7 +363,7 @@ def test_chunks_for_a_known_completion_exactly() -> None:
     assert chunks[0] == chunk({"role": "assistant", "content": ""})
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=st.sampled_from(CASES), data=st.data())
 def test_any_split_accumulates_to_the_same_message(case: Case, data: st.DataObject) -> None:
     text = case.completion
@@ -374,6 +374,24 @@ def test_any_split_accumulates_to_the_same_message(case: Case, data: st.DataObje
     message, finish = accumulate(chunks)
     assert without_ids(message) == expected_message(case)
     assert finish == case.finish
+
+
+@pytest.mark.xfail(
+    reason="parser: after a stray delimiter ends a feed inside a tool call's JSON body, the JSON "
+    "string tracker resumes at a negative buffer index and misreads quotes, so the closing tag is "
+    "taken as text",
+    strict=False,
+)
+def test_stray_delimiter_at_a_feed_boundary_inside_a_tool_call() -> None:
+    codec = chatcodec.load("qwen3")
+    deltas = ["<tool_call><tool_call>\n", '{"name": "x"}\n', "</tool_call><|im_end|>"]
+    whole = codec.parse_detailed("".join(deltas))
+    assert whole.finish_reason == "stop"  # the block is malformed, kept as content, and closed
+    chunks, parser, adapter = run_chunks(Case("split", "qwen3", "", None), deltas)
+    message, finish = accumulate(chunks)
+    assert message == {"role": "assistant", "content": '<tool_call><tool_call>\n{"name": "x"}\n</tool_call>'}
+    assert finish == "stop"
+    assert [d.kind for d in adapter.diagnostics] == [d.kind for d in whole.diagnostics]
 
 
 # -- diagnostics, ids, misuse --------------------------------------------------------------------
