@@ -491,3 +491,107 @@ def test_environment_feature_parity(reference: Any, tmp_path: Path, feature: str
     assert_parity(
         expected, lambda: codec.render(copy.deepcopy(conversation.messages), tools=TOOLS, add_generation_prompt=True)
     )
+
+
+# -- OpenAI-shaped input: arguments as JSON text, content None beside tool calls -----------------
+
+
+def openai_shape(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What an OpenAI client sends: JSON-text arguments and ``content: None`` on tool-call turns."""
+    out = string_arguments(messages)
+    for message in out:
+        if message.get("tool_calls") and not message.get("content"):
+            message["content"] = None
+    return out
+
+
+def without_none_content(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{**message, "content": "" if message.get("content") is None else message["content"]} for message in messages]
+
+
+def openai_reference(
+    reference: Any,
+    source: str,
+    messages: list[dict[str, Any]],
+    needs_string_arguments: bool,
+    tools: list[dict[str, Any]] | None,
+    add_generation_prompt: bool,
+    variables: dict[str, Any],
+) -> str | Exception:
+    """transformers' render of an OpenAI-shaped conversation, given arguments in the form the
+    template needs; where the missing content makes the template raise, with content "" instead
+    (chatcodec's documented retry)."""
+    shaped = openai_shape(messages)
+    if not needs_string_arguments:
+        for message in shaped:
+            for tool_call in message.get("tool_calls", []):
+                tool_call["function"]["arguments"] = json.loads(tool_call["function"]["arguments"])
+    expected = reference_or_error(reference, source, shaped, tools, add_generation_prompt, variables)
+    if isinstance(expected, Exception):
+        expected = reference_or_error(
+            reference, source, without_none_content(shaped), tools, add_generation_prompt, variables
+        )
+    return expected
+
+
+TOOL_CONVERSATIONS = [conversation for conversation in CONVERSATIONS if any("tool_calls" in m for m in conversation.messages)]
+
+
+@pytest.mark.parametrize("add_generation_prompt", GENERATION_PROMPT, ids=["no-gen", "gen"])
+@pytest.mark.parametrize("conversation", TOOL_CONVERSATIONS, ids=lambda c: c.id)
+@pytest.mark.parametrize("name", BUNDLED)
+def test_openai_shape_renders_like_hf_shape(
+    reference: Any, name: str, conversation: Conversation, add_generation_prompt: bool
+) -> None:
+    codec = chatcodec.load(name)
+    hf_text = codec.render(copy.deepcopy(conversation.messages), tools=TOOLS, add_generation_prompt=add_generation_prompt)
+    openai_text = codec.render(openai_shape(conversation.messages), tools=TOOLS, add_generation_prompt=add_generation_prompt)
+    assert openai_text == hf_text
+    # And both are what transformers renders for the Hugging Face shape.
+    assert hf_text == reference(
+        bundled_source(name), conversation.messages, TOOLS, add_generation_prompt, BUNDLED_TOKENS[name]
+    )
+
+
+@pytest.mark.parametrize("name", BUNDLED)
+def test_openai_arguments_are_not_double_encoded(name: str) -> None:
+    conversation = next(c for c in CONVERSATIONS if c.id == "parallel-tool-calls")
+    text = chatcodec.load(name).render(openai_shape(conversation.messages), tools=TOOLS)
+    assert '{"city": "Paris"}' in text
+    assert '{"city": "Zürich", "unit": "c"}' in text
+    assert '\\"city\\"' not in text
+
+
+def test_string_arguments_are_kept_verbatim_where_the_template_allows_it() -> None:
+    # qwen3 prints string arguments as they are (the model's own text survives a round trip) and
+    # serializes dicts itself; deepseek always serializes, so text is parsed first.
+    messages = [user("hi"), assistant("", call("get_weather", PARIS))]
+    messages[1]["tool_calls"][0]["function"]["arguments"] = '{"city":"Paris"}'
+    assert '"arguments": {"city":"Paris"}}' in chatcodec.load("qwen3").render(messages)
+    assert '<｜tool▁sep｜>{"city": "Paris"}<｜tool▁call▁end｜>' in chatcodec.load("deepseek").render(messages)
+
+
+@pytest.mark.parametrize("add_generation_prompt", GENERATION_PROMPT, ids=["no-gen", "gen"])
+@pytest.mark.parametrize("conversation", [c for c in TOOL_CONVERSATIONS if c.id in {"one-tool-call", "tool-loop-across-turns", "reasoning-in-last-turn"}], ids=lambda c: c.id)
+@pytest.mark.parametrize("index", range(23), ids=lambda i: corpus_id(CORPUS_FILES[i]) if i < len(CORPUS_FILES) else str(i))
+def test_corpus_openai_shape(
+    reference: Any, corpus_files: list[Path], index: int, conversation: Conversation, add_generation_prompt: bool
+) -> None:
+    path = corpus_files[index]
+    tokens = TEMPLATE_TOKENS.get(path.stem, FAMILY_TOKENS[path.parent.name])
+    expected = openai_reference(
+        reference,
+        path.read_text(encoding="utf-8"),
+        conversation.messages,
+        path.stem in STRING_ARGUMENT_TEMPLATES,
+        TOOLS,
+        add_generation_prompt,
+        {**tokens, **CORPUS_VARIABLES},
+    )
+    codec = chatcodec.load(path, special_tokens=tokens)
+    assert_parity(
+        expected,
+        lambda: codec.render(
+            openai_shape(conversation.messages), tools=TOOLS, add_generation_prompt=add_generation_prompt, **CORPUS_VARIABLES
+        ),
+    )

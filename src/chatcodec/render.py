@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextvars
 import dataclasses
 import json
-import operator
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -27,9 +26,9 @@ import jinja2
 import jinja2.ext
 import jinja2.nodes
 from jinja2.exceptions import SecurityError, TemplateError, TemplateSyntaxError, UndefinedError
-from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from chatcodec.errors import TemplateRenderError, TemplateSecurityError
+from chatcodec.sandbox import ChatTemplateSandbox, check_size, trusted_values, weight
 
 Clock = Callable[[], datetime]
 _clock: contextvars.ContextVar[Clock] = contextvars.ContextVar("chatcodec_clock", default=datetime.now)
@@ -37,10 +36,6 @@ _clock: contextvars.ContextVar[Clock] = contextvars.ContextVar("chatcodec_clock"
 _generation_tracking: contextvars.ContextVar[tuple[list[str], list[tuple[int, int]]] | None] = (
     contextvars.ContextVar("chatcodec_generation_tracking", default=None)
 )
-
-# No legitimate chat template builds strings this long; a template that tries is an attack.
-MAX_STRING_PRODUCT = 10_000_000
-
 
 class GenerationTag(jinja2.ext.Extension):
     """``{% generation %}...{% endgeneration %}``: marks text the assistant wrote (for masks)."""
@@ -62,38 +57,6 @@ class GenerationTag(jinja2.ext.Extension):
         return text
 
 
-class _NoFileLoader(jinja2.BaseLoader):
-    def get_source(self, environment: jinja2.Environment, template: str) -> Any:
-        raise SecurityError(f"chat templates may not include, import or extend other files (asked for {template!r})")
-
-
-class ChatTemplateSandbox(ImmutableSandboxedEnvironment):
-    """transformers' sandbox, made to fail loudly instead of quietly.
-
-    Jinja's sandbox turns a forbidden attribute (``__class__``, ``__globals__``...) into an
-    undefined value that prints as an empty string; a template doing that is hostile, so it is
-    refused at once with a ``SecurityError``.
-    """
-
-    intercepted_binops = frozenset(["*", "**"])
-
-    def unsafe_undefined(self, obj: Any, attribute: str) -> Any:
-        raise SecurityError(f"access to attribute {attribute!r} of {type(obj).__name__!r} object is not allowed")
-
-    def call_binop(self, context: Any, operator_name: str, left: Any, right: Any) -> Any:
-        if operator_name == "*":
-            for sequence, count in ((left, right), (right, left)):
-                if isinstance(sequence, (str, list, tuple)) and isinstance(count, int):
-                    if len(sequence) * count > MAX_STRING_PRODUCT:
-                        raise SecurityError("template tried to build a value larger than 10 million items")
-            return operator.mul(left, right)
-        if operator_name == "**":
-            if isinstance(right, int) and abs(right) > 1000:
-                raise SecurityError("template tried to raise a number to a power larger than 1000")
-            return operator.pow(left, right)
-        return super().call_binop(context, operator_name, left, right)
-
-
 def _raise_exception(message: str) -> None:
     raise TemplateError(message)
 
@@ -106,6 +69,10 @@ def _tojson(
     sort_keys: bool = False,
 ) -> str:
     # transformers' filter: plain json.dumps, no HTML escaping (Jinja's own tojson escapes <, >, &, ').
+    if indent is not None:
+        # Every line of the output is indented: the indentation can outweigh the value.
+        width = len(indent) if isinstance(indent, str) else indent if isinstance(indent, int) else 0
+        check_size(weight(value) * (1 + max(width, 0)), "a JSON text")
     return json.dumps(value, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
 
 
@@ -113,47 +80,17 @@ def _strftime_now(format: str) -> str:
     return _clock.get()().strftime(format)
 
 
-class _TemplateDict:
-    # transformers exposes a restricted ``dict``: calling it builds a dict, nothing else is reachable.
-    def __call__(self, *args: Any, **kwargs: Any) -> dict[Any, Any]:
-        return dict(*args, **kwargs)
-
-    def fromkeys(self, *args: Any, **kwargs: Any) -> dict[Any, Any]:
-        return dict.fromkeys(*args, **kwargs)
-
-
-class _TemplateNamespace(jinja2.utils.Namespace):
-    # Dunder names on a namespace are a known route out of the sandbox.
-    def __init__(*args: Any, **kwargs: Any) -> None:
-        self, args = args[0], args[1:]
-        attrs = dict(*args, **kwargs)
-        for name in attrs:
-            _TemplateNamespace._check_name(name)
-        jinja2.utils.Namespace.__init__(self, attrs)
-
-    def __setitem__(self, name: str, value: Any) -> None:
-        _TemplateNamespace._check_name(name)
-        jinja2.utils.Namespace.__setitem__(self, name, value)
-
-    @staticmethod
-    def _check_name(name: Any) -> None:
-        if isinstance(name, str) and name.startswith("_"):
-            raise SecurityError(f"chat templates may not set underscore-prefixed names on a namespace ({name!r})")
-
-
 @lru_cache(maxsize=1)
 def environment() -> ChatTemplateSandbox:
+    """The environment transformers compiles chat templates in (hardened, see ``sandbox``)."""
     env = ChatTemplateSandbox(
         trim_blocks=True,
         lstrip_blocks=True,
         extensions=[GenerationTag, jinja2.ext.loopcontrols],
-        loader=_NoFileLoader(),
     )
     env.filters["tojson"] = _tojson
     env.globals["raise_exception"] = _raise_exception
     env.globals["strftime_now"] = _strftime_now
-    env.globals["dict"] = _TemplateDict()
-    env.globals["namespace"] = _TemplateNamespace
     return env
 
 
@@ -298,14 +235,20 @@ def render_source(
     add_generation_prompt: bool = False,
     variables: Mapping[str, Any] | None = None,
     track_generation: bool = False,
+    name: str | None = None,
 ) -> tuple[str, list[tuple[int, int]]]:
     """Render a template source with plain dict messages, as transformers does.
 
     Returns the text and, when ``track_generation`` is set, the ``{% generation %}`` spans.
     Template errors become ``TemplateRenderError`` (``TemplateSecurityError`` for sandbox
-    violations) with the template's own message.
+    violations) with the template's own message, the template line, and the message being
+    rendered when the template failed. ``name`` names the template in those messages.
     """
-    template = compile_template(source)
+    label = f"template {name!r}" if name else "template"
+    try:
+        template = compile_template(source)
+    except TemplateRenderError as exc:
+        raise TemplateRenderError(f"{label}: {exc}") from None
     context = {
         **plain_data(dict(variables or {})),
         "messages": hf_template_messages(messages),
@@ -313,25 +256,54 @@ def render_source(
         "documents": None,
         "add_generation_prompt": add_generation_prompt,
     }
-    spans: list[tuple[int, int]] = []
     try:
-        if not track_generation:
-            return template.render(**context), spans
-        blocks: list[str] = []
-        token = _generation_tracking.set((blocks, spans))
-        try:
-            for block in template.generate(**context):
-                blocks.append(block)
-        finally:
-            _generation_tracking.reset(token)
-        return "".join(blocks), spans
+        with trusted_values(context):
+            return _run(template, context, track_generation)
     except SecurityError as exc:
-        raise TemplateSecurityError(f"template blocked by the sandbox: {exc}") from None
-    except UndefinedError as exc:
-        raise TemplateRenderError(f"template error: {exc}") from None
+        raise TemplateSecurityError(f"{label} blocked by the sandbox{_where(exc, context)}: {exc}") from None
     except TemplateError as exc:
-        raise TemplateRenderError(f"template raised: {exc}") from None
-    except (TypeError, ValueError, AttributeError, KeyError, IndexError, ZeroDivisionError, OverflowError) as exc:
-        raise TemplateRenderError(f"template failed: {type(exc).__name__}: {exc}") from None
+        # raise_exception(...) and Jinja's own errors ('x' is undefined, unknown filter...).
+        raise TemplateRenderError(f"{label} raised an error{_where(exc, context)}: {exc}") from None
     except RecursionError:
-        raise TemplateRenderError("template failed: recursion too deep") from None
+        raise TemplateRenderError(f"{label} failed: recursion too deep") from None
+    except MemoryError:
+        raise TemplateRenderError(f"{label} failed: out of memory") from None
+    except Exception as exc:  # noqa: BLE001 - whatever untrusted template code raises is its failure
+        raise TemplateRenderError(f"{label} failed{_where(exc, context)}: {type(exc).__name__}: {exc}") from None
+
+
+def _run(template: jinja2.Template, context: dict[str, Any], track_generation: bool) -> tuple[str, list[tuple[int, int]]]:
+    spans: list[tuple[int, int]] = []
+    if not track_generation:
+        return template.render(**context), spans
+    blocks: list[str] = []
+    token = _generation_tracking.set((blocks, spans))
+    try:
+        for block in template.generate(**context):
+            blocks.append(block)
+    finally:
+        _generation_tracking.reset(token)
+    return "".join(blocks), spans
+
+
+def _where(exc: BaseException, context: Mapping[str, Any]) -> str:
+    """`` at line N (message I, role R)``: where in the template, and on which message, it failed.
+
+    Jinja rewrites tracebacks so that template frames carry the template's line number and its
+    variables; the message being rendered is the variable that *is* one of the message dicts.
+    """
+    line, frame_locals = None, {}
+    traceback = exc.__traceback__
+    while traceback is not None:
+        if traceback.tb_frame.f_code.co_filename == "<template>":
+            line, frame_locals = traceback.tb_lineno, traceback.tb_frame.f_locals
+        traceback = traceback.tb_next
+    if line is None:
+        return ""
+    where = f" at line {line}"
+    messages = context["messages"]
+    for value in frame_locals.values():
+        index = next((i for i, message in enumerate(messages) if value is message), None)
+        if index is not None:
+            return f"{where} (message {index}, role {messages[index].get('role')!r})"
+    return where

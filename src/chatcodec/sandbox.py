@@ -1,0 +1,368 @@
+"""The Jinja sandbox chat templates run in: transformers' sandbox, made strict.
+
+Chat templates come from model repositories and are untrusted code. transformers compiles them
+in Jinja's ``ImmutableSandboxedEnvironment``, which blocks private attributes and mutation but
+turns a blocked attribute (``''.__class__``) into an empty string, and lets a template build
+values as large as memory allows. This environment renders every legitimate template the same
+way, and in addition:
+
+* refuses blocked attributes at once (``SecurityError``) instead of printing nothing;
+* refuses ``include``, ``import`` and ``extends`` (there is no file to read);
+* refuses to build a value weighing more than ``MAX_SIZE`` (characters of text, or items and
+  characters of a nested structure, shared parts counted each time, as printing would count them)
+  through the ways a template can grow one: repetition, ``+``, ``~``, format widths, ``replace``,
+  ``indent``, huge numeric arguments, nested literals passed to filters or printed.
+
+It does not bound CPU time: ``{% for %}`` loops nested deep enough run for a long time. Render
+templates you do not trust under a time limit (a worker process).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import functools
+import operator
+import re
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+import jinja2
+import jinja2.nodes
+import jinja2.runtime
+import jinja2.utils
+from jinja2.compiler import CodeGenerator, Frame, optimizeconst
+from jinja2.exceptions import SecurityError
+from jinja2.sandbox import MAX_RANGE, ImmutableSandboxedEnvironment
+
+# No legitimate chat template builds a string or list this large, or passes a number this large
+# to a function; a template that does is attacking the process's memory.
+MAX_SIZE = 10_000_000
+MAX_EXPONENT = 1000
+MAX_INT_BITS = 100_000
+# Digits inside a ``{...}`` replacement field of a format string (a width or precision).
+_FORMAT_FIELD_NUMBER = re.compile(r"\{[^{}]*?(\d+)[^{}]*\}")
+# Width and precision of a printf-style conversion (``%999999999d``).
+_PERCENT_FIELD_NUMBER = re.compile(r"%[-+ #0]*(\d*)(?:\.(\d+))?")
+
+# The weights of the caller's own values (messages, tools, variables) during a render, by id:
+# they are measured once, not every time a template passes ``messages`` to a filter. They stay
+# alive for the whole render, so their ids cannot be reused.
+_known_weights: contextvars.ContextVar[dict[int, int]] = contextvars.ContextVar("chatcodec_known_weights", default={})
+
+
+# What Jinja itself hands to filters (``pass_context``...): not template data.
+_OPAQUE = (jinja2.runtime.Context, jinja2.nodes.EvalContext, jinja2.Environment)
+
+
+def weight(value: Any, limit: int = MAX_SIZE) -> int:
+    """About how many characters ``value`` prints as; counting stops once past ``limit``.
+
+    Shared parts count each time they occur, because printing repeats them: ``[s] * 1000`` weighs
+    a thousand times ``s``.
+    """
+    known = _known_weights.get()
+    total = 0
+    pending = [value]
+    while pending and total <= limit:
+        item = pending.pop()
+        if isinstance(item, str):
+            total += len(item)
+        elif isinstance(item, _OPAQUE):
+            total += 1
+        elif id(item) in known:
+            total += known[id(item)]
+        elif isinstance(item, (list, tuple)):
+            total += len(item) + 1
+            if total <= limit:
+                pending.extend(item)
+        elif isinstance(item, Mapping):
+            total += len(item) + 1
+            if total <= limit:
+                pending.extend(item.keys())
+                pending.extend(item.values())
+        else:
+            total += 1
+    return total
+
+
+@contextmanager
+def trusted_values(*values: Any) -> Iterator[None]:
+    """Measure the caller's values once for the duration of a render (see ``_known_weights``)."""
+    known: dict[int, int] = {}
+    for value in values:
+        _measure(value, known)
+    token = _known_weights.set(known)
+    try:
+        yield
+    finally:
+        _known_weights.reset(token)
+
+
+def _measure(value: Any, known: dict[int, int]) -> int:
+    if isinstance(value, str):
+        return len(value)
+    if id(value) in known:
+        return known[id(value)]
+    if isinstance(value, (list, tuple)):
+        total = len(value) + 1 + sum(_measure(item, known) for item in value)
+    elif isinstance(value, Mapping):
+        total = len(value) + 1 + sum(_measure(key, known) + _measure(item, known) for key, item in value.items())
+    else:
+        return 1
+    known[id(value)] = total
+    return total
+
+
+def check_size(size: int, what: str = "a value") -> None:
+    if size > MAX_SIZE:
+        raise SecurityError(f"template tried to build {what} larger than {MAX_SIZE:,} characters")
+
+
+def check_weight(*values: Any) -> None:
+    total = 0
+    for value in values:
+        # Plain strings are by far the most common operands: measure them without a call.
+        total += len(value) if type(value) is str else weight(value)
+    if total > MAX_SIZE:
+        check_size(total)
+
+
+def check_number(value: Any, where: str) -> None:
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_SIZE:
+        raise SecurityError(f"template passed the number {value} to {where}; more than {MAX_SIZE:,} is refused")
+
+
+def _check_int_bits(bits: int) -> None:
+    # Integers that grow by repeated squaring or multiplication eat memory and time too.
+    if bits > MAX_INT_BITS:
+        raise SecurityError(f"template tried to build a number of more than {MAX_INT_BITS:,} bits")
+
+
+def check_format_string(text: str) -> None:
+    # A width or precision in a format string allocates that many characters.
+    for match in _FORMAT_FIELD_NUMBER.finditer(text):
+        check_number(int(match.group(1)), "a format string")
+    if "%" in text:
+        for match in _PERCENT_FIELD_NUMBER.finditer(text):
+            for digits in match.groups():
+                if digits:
+                    check_number(int(digits), "a format string")
+
+
+def _check_join(separator: Any, items: Any) -> None:
+    # Only sized collections are measured: a generator cannot be looked at without consuming it.
+    if isinstance(items, (list, tuple)) and isinstance(separator, str):
+        check_size(weight(items) + len(separator) * len(items), "a string")
+
+
+def _check_replace(text: Any, old: Any, new: Any) -> None:
+    if isinstance(text, str) and isinstance(old, str) and isinstance(new, str) and len(new) > len(old):
+        occurrences = text.count(old) if old else len(text) + 1
+        check_size(len(text) + occurrences * (len(new) - len(old)), "a string")
+
+
+def _check_str_method(text: str, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """Refuse ``str`` method calls whose result would be huge."""
+    if method in ("format", "format_map"):
+        check_format_string(text)
+    elif method == "join" and args:
+        _check_join(text, args[0])
+    elif method == "replace" and len(args) >= 2:
+        _check_replace(text, args[0], args[1])
+    elif method == "expandtabs":
+        tab_size = args[0] if args else kwargs.get("tabsize", 8)
+        if isinstance(tab_size, int):
+            check_size(len(text) + text.count("\t") * tab_size, "a string")
+
+
+def sandboxed_range(*args: int) -> range:
+    # Jinja's sandbox refuses ranges over 100,000 numbers with an OverflowError; say it is the sandbox.
+    result = range(*args)
+    if len(result) > MAX_RANGE:
+        raise SecurityError(f"template asked for a range of {len(result):,} numbers; more than {MAX_RANGE:,} is refused")
+    return result
+
+
+sandboxed_range.__name__ = "range"  # what templates call it, for error messages
+
+
+class _GuardedCodeGenerator(CodeGenerator):
+    """Compiles ``a ~ b`` through the environment, so that it is size-checked like ``a + b``."""
+
+    @optimizeconst
+    def visit_Concat(self, node: jinja2.nodes.Concat, frame: Frame) -> None:
+        self.write("environment.checked_concat((")
+        for argument in node.nodes:
+            self.visit(argument, frame)
+            self.write(", ")
+        self.write("))")
+
+
+class NoFileLoader(jinja2.BaseLoader):
+    def get_source(self, environment: jinja2.Environment, template: str) -> Any:
+        raise SecurityError(f"chat templates may not include, import or extend other files (asked for {template!r})")
+
+
+class ChatTemplateSandbox(ImmutableSandboxedEnvironment):
+    """Jinja's immutable sandbox that refuses, rather than hides, what it blocks, and bounds sizes."""
+
+    code_generator_class = _GuardedCodeGenerator
+    intercepted_binops = frozenset(["*", "**", "+", "%"])
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(finalize=self._check_output, loader=NoFileLoader(), **options)
+        self.globals["range"] = sandboxed_range
+        self.globals["lipsum"] = _guard(self.globals["lipsum"], _check_lipsum)
+        self.globals["dict"] = TemplateDict()
+        self.globals["namespace"] = TemplateNamespace
+        for name, check in _FILTER_CHECKS.items():
+            self.filters[name] = _guard(self.filters[name], check)
+        self.filters = _CheckedFilters(self.filters)
+
+    @staticmethod
+    def _check_output(value: Any) -> Any:
+        # ``{{ value }}`` prints ``str(value)``: a small nested literal can print as gigabytes.
+        if not isinstance(value, str):
+            check_weight(value)
+        return value
+
+    def unsafe_undefined(self, obj: Any, attribute: str) -> Any:
+        raise SecurityError(f"access to attribute {attribute!r} of {type(obj).__name__!r} object is not allowed")
+
+    def call_binop(self, context: Any, operator_name: str, left: Any, right: Any) -> Any:
+        if operator_name == "*":
+            for sequence, count in ((left, right), (right, left)):
+                if isinstance(sequence, (str, list, tuple)) and isinstance(count, int):
+                    check_size(weight(sequence) * count)
+            if isinstance(left, int) and isinstance(right, int):
+                _check_int_bits(left.bit_length() + right.bit_length())
+            return operator.mul(left, right)
+        if operator_name == "**":
+            if isinstance(right, int) and abs(right) > MAX_EXPONENT:
+                raise SecurityError(f"template tried to raise a number to a power larger than {MAX_EXPONENT}")
+            if isinstance(left, int) and isinstance(right, int):
+                _check_int_bits(left.bit_length() * abs(right))
+            return operator.pow(left, right)
+        if operator_name == "+":
+            if isinstance(left, (str, list, tuple)) and isinstance(right, (str, list, tuple)):
+                check_weight(left, right)
+            return left + right
+        if operator_name == "%":
+            if isinstance(left, str):
+                check_format_string(left)
+                check_weight(left, right)
+            return operator.mod(left, right)
+        return super().call_binop(context, operator_name, left, right)
+
+    def checked_concat(self, values: tuple[Any, ...]) -> str:
+        """``a ~ b ~ ...`` (what Jinja's ``str_join`` does), size-checked before joining."""
+        check_weight(*values)
+        return "".join(str(value) for value in values)
+
+    def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805
+        name = getattr(__obj, "__name__", "a function")
+        for value in (*args, *kwargs.values()):
+            check_number(value, name)
+        check_weight(*args, *kwargs.values())
+        # The sandbox hands out str.format wrapped; the wrapped method says which string it is on.
+        method = getattr(__obj, "__wrapped__", __obj)
+        receiver = getattr(method, "__self__", None)
+        if isinstance(receiver, str):
+            _check_str_method(receiver, getattr(method, "__name__", ""), args, kwargs)
+        return super().call(__context, __obj, *args, **kwargs)
+
+
+class TemplateDict:
+    # transformers exposes a restricted ``dict``: calling it builds a dict, nothing else is reachable.
+    def __call__(self, *args: Any, **kwargs: Any) -> dict[Any, Any]:
+        return dict(*args, **kwargs)
+
+    def fromkeys(self, *args: Any, **kwargs: Any) -> dict[Any, Any]:
+        return dict.fromkeys(*args, **kwargs)
+
+
+class TemplateNamespace(jinja2.utils.Namespace):
+    # Underscore names on a namespace are a known route out of the sandbox.
+    def __init__(*args: Any, **kwargs: Any) -> None:  # noqa: N805 - Jinja's own signature trick
+        self, args = args[0], args[1:]
+        attrs = dict(*args, **kwargs)
+        for name in attrs:
+            TemplateNamespace._check_name(name)
+        jinja2.utils.Namespace.__init__(self, attrs)
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        TemplateNamespace._check_name(name)
+        jinja2.utils.Namespace.__setitem__(self, name, value)
+
+    @staticmethod
+    def _check_name(name: Any) -> None:
+        if isinstance(name, str) and name.startswith("_"):
+            raise SecurityError(f"chat templates may not set underscore-prefixed names on a namespace ({name!r})")
+
+
+def _guard(original: Callable[..., Any], check: Callable[..., None]) -> Callable[..., Any]:
+    """``original`` with ``check`` run on its arguments first (Jinja's pass_* marker is kept)."""
+
+    @functools.wraps(original)
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        check(*args, **kwargs)
+        return original(*args, **kwargs)
+
+    return guarded
+
+
+def _check_filter_input(*args: Any, **kwargs: Any) -> None:
+    # A filter's output is about as large as its input (the amplifiers have their own checks).
+    check_weight(*args, *kwargs.values())
+
+
+class _CheckedFilters(dict):  # type: ignore[type-arg]
+    """The filter table; every filter, including ones added later, checks its input's size first."""
+
+    def __setitem__(self, name: str, function: Callable[..., Any]) -> None:
+        super().__setitem__(name, _guard(function, _check_filter_input))
+
+    def __init__(self, filters: Mapping[str, Callable[..., Any]]) -> None:
+        super().__init__()
+        for name, function in filters.items():
+            self[name] = function
+
+
+def _check_join_filter(eval_ctx: Any, value: Any, d: str = "", attribute: Any = None) -> None:
+    _check_join(d, value)
+
+
+def _check_replace_filter(eval_ctx: Any, s: Any, old: Any, new: Any, count: Any = None) -> None:
+    _check_replace(s, old, new)
+
+
+def _check_format_filter(value: Any, *args: Any, **kwargs: Any) -> None:
+    if isinstance(value, str):
+        check_format_string(value)
+
+
+def _check_indent_filter(s: Any, width: Any = 4, first: bool = False, blank: bool = False) -> None:
+    check_number(width, "indent")
+    if isinstance(s, str) and isinstance(width, str):
+        check_size(len(s) + (s.count("\n") + 1) * len(width), "a string")
+
+
+def _check_width_filter(value: Any, width: Any = 80, *args: Any, **kwargs: Any) -> None:
+    check_number(width, "a filter")
+
+
+def _check_lipsum(n: int = 5, html: bool = True, min: int = 20, max: int = 100) -> None:  # noqa: A002
+    if isinstance(n, int) and isinstance(max, int):
+        check_size(n * max * 10, "placeholder text")
+
+
+_FILTER_CHECKS: dict[str, Callable[..., None]] = {
+    "join": _check_join_filter,
+    "replace": _check_replace_filter,
+    "format": _check_format_filter,
+    "indent": _check_indent_filter,
+    "center": _check_width_filter,
+    "truncate": _check_width_filter,
+    "wordwrap": _check_width_filter,
+}
