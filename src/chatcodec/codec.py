@@ -8,13 +8,16 @@ from pathlib import Path
 from typing import Any
 
 from chatcodec.engine import Engine
-from chatcodec.errors import TemplateRenderError, UnsupportedTemplateError
+from chatcodec.errors import ChatCodecError, TemplateRenderError, UnsupportedTemplateError
 from chatcodec.families import detect_family, family_named
 from chatcodec.families.base import Family
 from chatcodec.loading import TemplateSource, find_template
 from chatcodec.messages import Message, Tool, parse_messages, parse_tools
 from chatcodec.render import clock, render_source, template_needs
+from chatcodec.masks import RenderedConversation
+from chatcodec.roundtrip import RoundTripReport, compare
 from chatcodec.stream import ParseResult, StreamParser
+from chatcodec.transcript import Transcript, read_transcript
 
 MessagesInput = Sequence[Message | Mapping[str, Any]]
 ToolsInput = Sequence[Tool | Mapping[str, Any]] | None
@@ -184,6 +187,77 @@ class Codec:
                     return attempt(patched)
                 except TemplateRenderError:
                     raise first_error from None
+
+
+    # -- transcripts and round trips ---------------------------------------------------------
+
+    def parse_transcript(self, text: str) -> Transcript:
+        """Recover the conversation a template rendered: messages, tools, the generation
+        prompt, the template keywords the text implies, and per-message spans."""
+        return read_transcript(self.family, text)
+
+    def roundtrip(
+        self,
+        messages: MessagesInput,
+        tools: ToolsInput = None,
+        **template_kwargs: Any,
+    ) -> RoundTripReport:
+        """Render, parse the transcript back, render again; report what did not survive."""
+        add_generation_prompt = bool(template_kwargs.pop("add_generation_prompt", False))
+        validated = parse_messages(list(messages))
+        validated_tools = parse_tools(list(tools) if tools is not None else None)
+        text = self.render(validated, tools=validated_tools, add_generation_prompt=add_generation_prompt, **template_kwargs)
+        transcript = self.parse_transcript(text)
+        rerender_kwargs = {**template_kwargs, **transcript.template_kwargs}
+        try:
+            rerendered = self.render(
+                transcript.messages,
+                tools=transcript.tools,
+                add_generation_prompt=transcript.add_generation_prompt,
+                **rerender_kwargs,
+            )
+        except ChatCodecError as exc:
+            rerendered = f"<render failed: {exc}>"
+        report = RoundTripReport(text=text, rerendered=rerendered, transcript=transcript)
+        report.losses = compare(self.family, validated, [t.to_dict() for t in validated_tools or []] or None, transcript)
+        if not report.text_survived:
+            report.losses.insert(0, _text_loss(text, rerendered))
+        return report
+
+    def render_with_spans(
+        self,
+        messages: MessagesInput,
+        tools: ToolsInput = None,
+        add_generation_prompt: bool = False,
+        **template_kwargs: Any,
+    ) -> RenderedConversation:
+        """Render, and say where every message (and each of its parts) lies in the text.
+
+        Spans come from reading the rendered text back with the family grammar, so they work
+        for any template of a supported family, with or without ``{% generation %}`` tags.
+        """
+        validated = parse_messages(list(messages))
+        text = self.render(validated, tools=tools, add_generation_prompt=add_generation_prompt, **template_kwargs)
+        transcript = self.parse_transcript(text)
+        roles = [m.role for m in validated]
+        found = [m.role for m in transcript.messages]
+        if roles != found:
+            raise ChatCodecError(
+                f"cannot place every message: the template rendered roles {found} for the input roles {roles} "
+                "(it merges, drops or reorders messages, or content contains delimiters)"
+            )
+        return RenderedConversation(text=text, messages=transcript.spans)
+
+
+def _text_loss(text: str, rerendered: str) -> Any:
+    from chatcodec.roundtrip import Loss
+
+    at = next((i for i, (a, b) in enumerate(zip(text, rerendered)) if a != b), min(len(text), len(rerendered)))
+    return Loss(
+        "text_not_reproduced",
+        f"rendering the recovered conversation differs from the original text at character {at}: "
+        f"{text[at:at + 30]!r} vs {rerendered[at:at + 30]!r}",
+    )
 
 
 def _tool_names(tools: Any) -> list[str] | None:

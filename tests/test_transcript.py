@@ -1,0 +1,305 @@
+"""Reading rendered conversations back: render -> parse_transcript -> render is exact, the
+recovered messages equal the input except where the report says, and spans/masks are right."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+import chatcodec
+from chatcodec.messages import parse_messages
+from chatcodec.roundtrip import delimiters_in
+from parsing_support import FAMILIES
+
+CODECS = {name: chatcodec.load(name) for name in FAMILIES}
+ALPHABET = st.sampled_from(
+    list("abcxyz XYZ019.,;:!?-_'\"\\/{}[]()<>|=&%$#@*+~`") + ["\n", "\t", " ", "é", "日", "😀", "｜", "▁"]
+)
+text = st.text(alphabet=ALPHABET, max_size=30)
+json_values = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-1000, 1000), st.text(alphabet=ALPHABET, max_size=8)),
+    lambda children: st.lists(children, max_size=3)
+    | st.dictionaries(st.text(alphabet=ALPHABET, min_size=1, max_size=5), children, max_size=3),
+    max_leaves=6,
+)
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Weather for a city",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+        },
+    },
+    {"type": "function", "function": {"name": "search", "parameters": {"type": "object", "properties": {}}}},
+]
+
+
+@st.composite
+def conversations(draw: Any, family: str) -> dict[str, Any]:
+    """Conversations of the shapes each template renders: optional system, user/assistant
+    turns, tool calls answered by tool results, reasoning, awkward whitespace and unicode."""
+    messages: list[dict[str, Any]] = []
+    if draw(st.booleans()):
+        messages.append({"role": "system", "content": draw(text)})
+    for _ in range(draw(st.integers(1, 3))):
+        messages.append({"role": "user", "content": draw(text)})
+        for _ in range(draw(st.integers(0, 2))):
+            assistant: dict[str, Any] = {"role": "assistant", "content": draw(text)}
+            if draw(st.booleans()):
+                assistant["reasoning_content"] = draw(text)
+            calls = draw(st.lists(st.tuples(st.sampled_from(["get_weather", "search"]), json_values), max_size=2))
+            if calls:
+                assistant["tool_calls"] = [
+                    {
+                        "id": f"call_{i}",
+                        "type": "function",
+                        "function": {"name": name, "arguments": {"q": value}},
+                    }
+                    for i, (name, value) in enumerate(calls)
+                ]
+            messages.append(assistant)
+            for i in range(len(calls)):
+                messages.append({"role": "tool", "tool_call_id": f"call_{i}", "content": draw(text)})
+            if not calls:
+                break
+    tools = TOOLS if draw(st.booleans()) else None
+    kwargs: dict[str, Any] = draw(st.sampled_from([{}, {"enable_thinking": False}, {"thinking": True}]))
+    return {"messages": messages, "tools": tools, "kwargs": kwargs, "gp": draw(st.booleans())}
+
+
+def _has_delimiters(family: str, conversation: dict[str, Any]) -> bool:
+    fam = CODECS[family].family
+    for message in parse_messages(conversation["messages"]):
+        values = [message.text, message.reasoning_content or ""]
+        values += [c.function.arguments for c in message.tool_calls or []]
+        if any(delimiters_in(fam, value) for value in values):
+            return True
+    return False
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_render_parse_render_is_exact_and_losses_explain_every_difference(family: str) -> None:
+    codec = CODECS[family]
+
+    @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(conversations(family))
+    def check(conversation: dict[str, Any]) -> None:
+        assume(not _has_delimiters(family, conversation))
+        messages, tools, kwargs = conversation["messages"], conversation["tools"], conversation["kwargs"]
+        try:
+            text = codec.render(messages, tools=tools, add_generation_prompt=conversation["gp"], **kwargs)
+        except chatcodec.TemplateRenderError:
+            assume(False)  # the template itself rejects this conversation
+        transcript = codec.parse_transcript(text)
+        again = codec.render(transcript.messages, **{**kwargs, **transcript.render_arguments()})
+        report = codec.roundtrip(messages, tools=tools, add_generation_prompt=conversation["gp"], **kwargs)
+        assert report.injection_risks == []
+        if again != text:
+            # Only one template quirk is known to make a text irreproducible: Llama's template
+            # trims content but writes "\n" before a tool call if the *untrimmed* content was
+            # non-empty, so whitespace-only content leaves a trace no message can give back.
+            assert family == "llama3_hermes" and not report.text_survived
+            assert any(loss.kind == "whitespace_trimmed" for loss in report.losses)
+            return
+        assert report.text_survived
+        # Every field that differs is one the report names for that message.
+        named = {(loss.message, (loss.field or "").split("[")[0].split(".")[0]) for loss in report.losses}
+        original = parse_messages(messages)
+        if len(original) == len(transcript.messages):
+            for index, (a, b) in enumerate(zip(original, transcript.messages)):
+                assert a.role == b.role
+                if a.text != b.text:
+                    assert (index, "content") in named, (index, a.text, b.text)
+                if (a.reasoning_content or "") != (b.reasoning_content or ""):
+                    assert (index, "reasoning_content") in named or (index, "content") in named
+                if a.tool_call_id != b.tool_call_id:
+                    assert (index, "tool_call_id") in named
+                for x, y in zip(a.tool_calls or [], b.tool_calls or []):
+                    assert x.function.name == y.function.name
+                    assert json.loads(x.function.arguments) == json.loads(y.function.arguments)
+                    if x.function.arguments != y.function.arguments:
+                        assert (index, "tool_calls") in named
+                if len(a.tool_calls or []) != len(b.tool_calls or []):
+                    assert (index, "tool_calls") in named
+        else:
+            assert any(loss.kind == "message_not_recovered" for loss in report.losses)
+
+    check()
+
+
+def _report(family: str, messages: list[dict[str, Any]], **kwargs: Any) -> chatcodec.roundtrip.RoundTripReport:
+    return CODECS[family].roundtrip(messages, **kwargs)
+
+
+def _kinds(report: Any) -> list[tuple[int | None, str]]:
+    return [(loss.message, loss.kind) for loss in report.losses]
+
+
+def test_lossless_conversation_reports_nothing() -> None:
+    report = _report("qwen3", [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello!"}])
+    assert report.lossless and report.losses == []
+
+
+def test_reasoning_before_the_last_user_turn_is_reported() -> None:
+    messages = [
+        {"role": "user", "content": "a"},
+        {"role": "assistant", "content": "b", "reasoning_content": "thought"},
+        {"role": "user", "content": "c"},
+    ]
+    report = _report("qwen3", messages)
+    assert report.text_survived
+    (loss,) = report.losses
+    assert (loss.message, loss.kind, loss.field) == (1, "reasoning_not_rendered", "reasoning_content")
+    assert "only after the last user turn" in loss.description
+
+
+def test_llama_trims_content_whitespace() -> None:
+    report = _report("llama3_hermes", [{"role": "user", "content": "  padded\n"}])
+    assert _kinds(report) == [(0, "whitespace_trimmed")]
+    assert "message 0: leading/trailing whitespace of content trimmed" in report.summary()
+
+
+def test_tool_call_ids_and_references_are_reported() -> None:
+    messages = [
+        {"role": "user", "content": "w?"},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [{"id": "call_9", "type": "function", "function": {"name": "f", "arguments": {"a": 1}}}],
+        },
+        {"role": "tool", "tool_call_id": "call_9", "content": "sunny"},
+    ]
+    report = _report("qwen3", messages)
+    assert _kinds(report) == [(1, "tool_call_id_not_rendered"), (2, "tool_call_id_reference_not_rendered")]
+
+
+def test_string_arguments_respaced_by_a_template_that_needs_a_dict() -> None:
+    messages = [
+        {"role": "user", "content": "w?"},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [{"type": "function", "function": {"name": "f", "arguments": '{"a":1,"b":[2]}'}}],
+        },
+    ]
+    report = _report("deepseek", messages)
+    assert (1, "arguments_reserialized") in _kinds(report)
+    assert report.text_survived
+
+
+def test_tools_not_rendered_by_deepseek() -> None:
+    report = _report("deepseek", [{"role": "user", "content": "x"}], tools=TOOLS)
+    assert _kinds(report) == [(None, "tools_not_rendered")]
+
+
+def test_deepseek_merges_system_messages() -> None:
+    messages = [
+        {"role": "system", "content": "one"},
+        {"role": "system", "content": "two"},
+        {"role": "user", "content": "x"},
+    ]
+    report = _report("deepseek", messages)
+    assert report.text_survived
+    assert (1, "message_not_recovered") in _kinds(report) or (0, "message_not_recovered") in _kinds(report)
+
+
+@pytest.mark.parametrize(
+    "family,content,delimiter",
+    [
+        ("qwen3", "I type <|im_end|> in chat", "<|im_end|>"),
+        ("qwen3", "look: <tool_call>", "<tool_call>"),
+        ("deepseek", "a<｜tool▁sep｜>b", "<｜tool▁sep｜>"),
+        ("llama3_hermes", "x<|eot_id|>y", "<|eot_id|>"),
+    ],
+)
+def test_delimiters_in_content_are_reported_as_injection(family: str, content: str, delimiter: str) -> None:
+    report = _report(family, [{"role": "user", "content": content}, {"role": "assistant", "content": "ok"}])
+    risks = report.injection_risks
+    assert risks and risks[0].message == 0 and delimiter in risks[0].description
+
+
+def test_transcript_recovers_tools_generation_prompt_and_keywords() -> None:
+    codec = CODECS["qwen3"]
+    messages = [{"role": "system", "content": "S"}, {"role": "user", "content": "U"}]
+    text = codec.render(messages, tools=TOOLS, add_generation_prompt=True, enable_thinking=False)
+    transcript = codec.parse_transcript(text)
+    assert [m.role for m in transcript.messages] == ["system", "user"]
+    assert transcript.messages[0].content == "S"
+    assert transcript.tools == TOOLS
+    assert transcript.add_generation_prompt is True
+    assert transcript.template_kwargs == {"enable_thinking": False}
+
+    deepseek = CODECS["deepseek"]
+    text = deepseek.render([{"role": "user", "content": "U"}], add_generation_prompt=True, thinking=True)
+    transcript = deepseek.parse_transcript(text)
+    assert transcript.add_generation_prompt and transcript.template_kwargs == {"thinking": True}
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_spans_and_assistant_mask(family: str) -> None:
+    codec = CODECS[family]
+    messages = [
+        {"role": "user", "content": "Weather?"},
+        {
+            "role": "assistant",
+            "content": "Checking.",
+            "tool_calls": [{"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Oslo"}}}],
+        },
+        {"role": "tool", "content": "cold"},
+        {"role": "assistant", "content": "It is cold."},
+    ]
+    rendered = codec.render_with_spans(messages, tools=TOOLS)
+    assert [s.role for s in rendered.messages] == ["user", "assistant", "tool", "assistant"]
+    text = rendered.text
+    for span in rendered.messages:
+        assert 0 <= span.start <= span.body_start <= span.end <= len(text)
+    user, first, tool, last = rendered.messages
+    assert "Weather?" in text[user.body_start : user.end]
+    assert "cold" in text[tool.body_start : tool.end]
+    assistant_text = "".join(text[a:b] for a, b in rendered.assistant_ranges())
+    assert "Checking." in assistant_text and '"city": "Oslo"' in assistant_text and "It is cold." in assistant_text
+    assert "Weather?" not in assistant_text and "cold" not in assistant_text.replace("It is cold.", "")
+    parts = {p.kind for p in first.parts}
+    assert {"content", "tool_call"} <= parts
+    content_part = next(p for p in first.parts if p.kind == "content")
+    assert text[content_part.start : content_part.end] == "Checking."
+    mask = rendered.assistant_char_mask()
+    assert sum(mask) == sum(b - a for a, b in rendered.assistant_ranges())
+
+
+def test_token_mask_with_a_tokenizer_that_gives_offsets() -> None:
+    tokenizers = pytest.importorskip("tokenizers")
+    from tokenizers import models, pre_tokenizers
+
+    codec = CODECS["qwen3"]
+    rendered = codec.render_with_spans(
+        [{"role": "user", "content": "hello there"}, {"role": "assistant", "content": "general kenobi"}]
+    )
+    vocab = {"[UNK]": 0}
+    tokenizer = tokenizers.Tokenizer(models.WordLevel(vocab=vocab, unk_token="[UNK]"))
+    tokenizer.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    mask = rendered.token_mask(tokenizer)
+    words = rendered.text.split()
+    assert len(mask) == len(words)
+    marked = [w for w, m in zip(words, mask) if m]
+    assert "general" in marked and "kenobi<|im_end|>" in marked
+    assert "hello" not in marked and "there<|im_end|>" not in marked
+
+
+def test_render_with_generation_tags_agrees_with_grammar_spans() -> None:
+    # A qwen3-format template that marks the assistant's text with {% generation %}.
+    source = (
+        "{% for m in messages %}{{ '<|im_start|>' + m.role + '\\n' }}"
+        "{% if m.role == 'assistant' %}{% generation %}{{ m.content + '<|im_end|>\\n' }}{% endgeneration %}"
+        "{% else %}{{ m.content + '<|im_end|>\\n' }}{% endif %}{% endfor %}"
+    )
+    codec = chatcodec.Codec(type(CODECS["qwen3"].template)(source=source, name="tagged"), family="qwen3")
+    messages = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a1"}]
+    _, generation = codec.render_with_generation_spans(messages)
+    rendered = codec.render_with_spans(messages)
+    assert rendered.assistant_ranges() == generation
