@@ -131,6 +131,7 @@ class Engine:
                 piece = self._text(out, buffer[found.start : found.end], found.start)
                 piece.stray_delimiter = found.terminal
                 pos = found.end
+                self._advance_json(buffer, pos)
                 continue
             if found.start > pos:
                 self._text(out, buffer[pos : found.start], pos)
@@ -145,15 +146,20 @@ class Engine:
             return info.matcher.search(buffer, pos, end, final)
         while True:
             found = info.matcher.search(buffer, pos, end, final)
-            at = found if isinstance(found, int) else found.start
-            target = self._offset + at
-            scanned_to = self._json_base + tracker.scanned
-            if target > scanned_to:
-                tracker.advance(buffer, scanned_to - self._offset, at)
+            self._advance_json(buffer, found if isinstance(found, int) else found.start)
             if isinstance(found, int) or not (tracker.in_string or tracker.escaped):
                 return found
             # A delimiter spelled inside a JSON string literal is text.
             pos = found.start + 1
+
+    def _advance_json(self, buffer: str, index: int) -> None:
+        """Let the JSON string tracker examine the run's text up to ``buffer[index]``."""
+        tracker = self._json
+        if tracker is None:
+            return
+        scanned_to = self._json_base + tracker.scanned - self._offset
+        if index > scanned_to:
+            tracker.advance(buffer, scanned_to, index)
 
     def _start_run(self, terminal: str | None, index: int) -> None:
         self._run_fresh = True
