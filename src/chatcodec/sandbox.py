@@ -35,9 +35,11 @@ from jinja2.compiler import CodeGenerator, Frame, optimizeconst
 from jinja2.exceptions import SecurityError
 from jinja2.sandbox import MAX_RANGE, ImmutableSandboxedEnvironment
 
-# No legitimate chat template builds a string or list this large, or passes a number this large
-# to a function; a template that does is attacking the process's memory.
-MAX_SIZE = 10_000_000
+# No legitimate chat template builds a value this large (about 25 million tokens of text, past any
+# context window), or passes a number this large to a function; a template that does is
+# attacking the process's memory. One value of this size still fits comfortably in memory.
+MAX_SIZE = 100_000_000
+MAX_ITEMS = 1_000_000
 MAX_EXPONENT = 1000
 MAX_INT_BITS = 100_000
 # Digits inside a ``{...}`` replacement field of a format string (a width or precision).
@@ -117,6 +119,12 @@ def _measure(value: Any, known: dict[int, int]) -> int:
 def check_size(size: int, what: str = "a value") -> None:
     if size > MAX_SIZE:
         raise SecurityError(f"template tried to build {what} larger than {MAX_SIZE:,} characters")
+
+
+def check_items(count: int) -> None:
+    # Lists as long as a long text are still no template's business, and slow to measure.
+    if count > MAX_ITEMS:
+        raise SecurityError(f"template tried to build a list of more than {MAX_ITEMS:,} items")
 
 
 def check_weight(*values: Any) -> None:
@@ -235,6 +243,8 @@ class ChatTemplateSandbox(ImmutableSandboxedEnvironment):
             for sequence, count in ((left, right), (right, left)):
                 if isinstance(sequence, (str, list, tuple)) and isinstance(count, int):
                     check_size(weight(sequence) * count)
+                    if not isinstance(sequence, str):
+                        check_items(len(sequence) * count)
             if isinstance(left, int) and isinstance(right, int):
                 _check_int_bits(left.bit_length() + right.bit_length())
             return operator.mul(left, right)

@@ -1,0 +1,156 @@
+"""Chat templates are untrusted code: known Jinja escapes must fail loudly and run nothing."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+import chatcodec
+
+MESSAGES = [{"role": "user", "content": "hi"}]
+
+
+def render(tmp_path: Path, source: str, **variables: object) -> str:
+    template = tmp_path / "hostile.jinja"
+    template.write_text(source, encoding="utf-8")
+    return chatcodec.load(template).render(MESSAGES, **variables)
+
+
+# Payloads that reach for Python internals, files or modules: the sandbox refuses them.
+SECURITY_PAYLOADS = {
+    "subclasses via mro": "{{ ''.__class__.__mro__[1].__subclasses__() }}",
+    "tuple base": "{{ ().__class__.__base__ }}",
+    "cycler globals to os": "{{ cycler.__init__.__globals__.os.popen('id').read() }}",
+    "joiner globals": "{{ joiner.__init__.__globals__ }}",
+    "lipsum globals": "{{ lipsum.__globals__ }}",
+    "namespace init": "{{ namespace.__init__ }}",
+    "template reference context": "{{ self._TemplateReference__context }}",
+    "template reference init": "{{ self.__init__ }}",
+    "dict class": "{{ dict.__class__ }}",
+    "dict instance class": "{{ dict().__class__ }}",
+    "raise_exception globals": "{{ raise_exception.__globals__ }}",
+    "strftime_now globals": "{{ strftime_now.__globals__ }}",
+    "attr filter": "{{ ()|attr('__class__')|attr('__base__') }}",
+    "subscript dunder": "{{ ()['__class__'] }}",
+    "format string attribute": "{{ '{0.__class__}'.format(1) }}",
+    "bound method self": "{{ messages[0].items.__self__ }}",
+    "loop internals": "{% for m in messages %}{{ loop.__class__ }}{% endfor %}",
+    "include a file": "{% include '/etc/passwd' %}",
+    "include ignore missing": "{% include '/etc/passwd' ignore missing %}",
+    "import a module": "{% import 'os' as os %}",
+    "from import": "{% from 'os' import system %}",
+    "extends": "{% extends 'base.html' %}",
+    "namespace private name": "{% set ns = namespace(_private=1) %}",
+    "namespace private assignment": "{% set ns = namespace() %}{% set ns._x = 1 %}",
+    "mutate a list": "{% set items = [] %}{{ items.append(1) }}",
+    "mutate the messages": "{{ messages.pop() }}",
+    "mutate a dict": "{% set d = dict(a=1) %}{{ d.update({'b': 2}) }}",
+}
+
+# Payloads that try to exhaust memory: refused before the value is built.
+RESOURCE_PAYLOADS = {
+    "string repetition": "{{ 'a' * 10**9 }}",
+    "list repetition": "{{ ([1] * 1000000000)|length }}",
+    "nested repetition": "{% set big = 'a' * 1000000 %}{{ ([big] * 1000)|length }}",
+    "huge range": "{% for i in range(10**9) %}{% endfor %}",
+    "range over the sandbox limit": "{{ range(1000000)|list|length }}",
+    "huge power": "{{ 2 ** 100000000 }}",
+    "repeated squaring": "{% set ns = namespace(n=3) %}{% for i in range(40) %}{% set ns.n = ns.n * ns.n %}{% endfor %}",
+    "concatenation doubling": (
+        "{% set ns = namespace(s='aaaaaaaaaa') %}{% for i in range(60) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}"
+    ),
+    "plus doubling": (
+        "{% set ns = namespace(s='aaaaaaaaaa') %}{% for i in range(60) %}{% set ns.s = ns.s + ns.s %}{% endfor %}"
+    ),
+    "nested literals printed": (
+        "{% set a = 'x' * 10000000 %}{% set b = [a, a, a, a, a, a, a, a, a, a] %}{% set c = [b, b, b, b, b, b] %}"
+        "{% set d = [c, c, c, c, c, c] %}{{ d }}"
+    ),
+    "nested literals to tojson": (
+        "{% set a = 'x' * 10000000 %}{% set b = [a, a, a, a, a, a, a, a, a, a, a] %}{{ b|tojson }}"
+    ),
+    "join filter": "{{ (['a' * 90000000] * 1000)|join }}",
+    "join method": "{{ ''.join(['a' * 90000000] * 1000) }}",
+    "replace filter": "{{ ('a' * 1000000)|replace('a', 'a' * 1000) }}",
+    "replace method": "{{ ('a' * 1000000).replace('a', 'a' * 1000) }}",
+    "format width": "{{ '{:>999999999}'.format('a') }}",
+    "percent width": "{{ '%999999999d' % 1 }}",
+    "format filter width": "{{ '%999999999s'|format('a') }}",
+    "center": "{{ 'a'.center(999999999) }}",
+    "ljust": "{{ 'a'.ljust(999999999) }}",
+    "indent": "{{ ('\\n' * 1000000)|indent('x' * 1000, true) }}",
+    "expandtabs": "{{ ('\\t' * 1000000).expandtabs(1000) }}",
+    "tojson indent": "{{ ([1] * 100000)|tojson(indent=10000) }}",
+    "long list": "{{ ([1, 2] * 600000)|length }}",
+    "lipsum": "{{ lipsum(n=100000000) }}",
+}
+
+
+@pytest.mark.parametrize("payload", SECURITY_PAYLOADS.values(), ids=SECURITY_PAYLOADS.keys())
+def test_escape_attempts_are_refused(tmp_path: Path, payload: str) -> None:
+    with pytest.raises(chatcodec.TemplateSecurityError):
+        render(tmp_path, payload)
+
+
+@pytest.mark.parametrize("payload", RESOURCE_PAYLOADS.values(), ids=RESOURCE_PAYLOADS.keys())
+def test_memory_bombs_are_refused_quickly(tmp_path: Path, payload: str) -> None:
+    started = time.perf_counter()
+    with pytest.raises(chatcodec.TemplateSecurityError):
+        render(tmp_path, payload)
+    assert time.perf_counter() - started < 5
+
+
+def test_nothing_runs(tmp_path: Path) -> None:
+    canary = tmp_path / "canary"
+    payloads = [
+        f"{{{{ cycler.__init__.__globals__.os.system('touch {canary}') }}}}",
+        f"{{{{ ''.__class__.__mro__[1].__subclasses__()[0].__init__.__globals__['os'].system('touch {canary}') }}}}",
+        f"{{{{ self._TemplateReference__context.cycler.__init__.__globals__.os.system('touch {canary}') }}}}",
+    ]
+    for payload in payloads:
+        with pytest.raises(chatcodec.TemplateSecurityError):
+            render(tmp_path, payload)
+    assert not canary.exists()
+
+
+def test_error_names_the_sandbox_and_the_line(tmp_path: Path) -> None:
+    with pytest.raises(chatcodec.TemplateSecurityError) as caught:
+        render(tmp_path, "line one\n{{ ''.__class__ }}")
+    message = str(caught.value)
+    assert "blocked by the sandbox at line 2" in message
+    assert "'__class__'" in message
+
+
+def test_undefined_names_render_empty_like_transformers(tmp_path: Path) -> None:
+    # Flask-style globals (request, config) do not exist here. An undefined name prints as
+    # nothing, exactly as in transformers (templates rely on it: {{ bos_token }} without one).
+    assert render(tmp_path, "[{{ request }}][{{ config }}]") == "[][]"
+    # Reaching through one is an error, not a silent empty string.
+    for payload in ("{{ request.application.__globals__ }}", "{{ config.items() }}"):
+        with pytest.raises(chatcodec.TemplateRenderError, match="is undefined"):
+            render(tmp_path, payload)
+
+
+def test_caller_objects_reach_the_template_only_as_plain_data(tmp_path: Path) -> None:
+    # A Path has methods that delete files; like transformers, only plain data gets through.
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me", encoding="utf-8")
+    assert render(tmp_path, "{{ target }}", target=victim) == f"<{type(victim).__name__}>"
+    with pytest.raises(chatcodec.TemplateRenderError):
+        render(tmp_path, "{{ target.unlink() }}", target=victim)
+    assert victim.read_text(encoding="utf-8") == "keep me"
+
+
+def test_recursion_is_an_error_not_a_crash(tmp_path: Path) -> None:
+    with pytest.raises(chatcodec.TemplateRenderError, match="recursion"):
+        render(tmp_path, "{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}")
+
+
+def test_large_legitimate_content_still_renders() -> None:
+    # The size limits are far above real conversations: 30 MB of text in one message is fine.
+    content = "lorem ipsum " * 2_500_000
+    text = chatcodec.load("qwen3").render([{"role": "user", "content": content}], add_generation_prompt=True)
+    assert text.startswith("<|im_start|>user\nlorem ipsum")
+    assert len(text) > len(content)
