@@ -116,8 +116,10 @@ class ChunkAdapter:
     def chunks(self, events: Iterable[Event]) -> list[dict[str, Any]]:
         """The chunks for ``events`` (the opening chunk first, on the first call)."""
         if self.done:
-            if any(not isinstance(event, Diagnostic) for event in events):
-                raise ValueError("events after the finish chunk")
+            for event in events:
+                if not isinstance(event, Diagnostic):
+                    raise ValueError("events after the finish chunk")
+                self.diagnostics.append(event)
             return []
         out = self.start()
         pending: dict[str, Any] | None = None  # the delta being merged into
