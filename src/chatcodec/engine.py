@@ -58,6 +58,7 @@ class Engine:
         self._json: JsonStringTracker | None = None
         self._json_base = 0  # absolute position where the current JSON run started
         self._run_fresh = False
+        self._state_info: StateInfo | None = None
         self.closed = False
 
     @property
@@ -78,6 +79,22 @@ class Engine:
             raise ValueError("feed() after close()")
         if not text:
             return []
+        run = self._run
+        if (
+            run is not None
+            and self._json is None
+            and self._pos == len(self._buffer)
+            and self._info().matcher.first_chars.search(text) is None
+        ):
+            # The common streaming case: nothing is held back and no delimiter can even start
+            # in this delta, so all of it continues the current run.
+            start = self._offset + self._pos
+            self._offset = start + len(text)
+            self._buffer = ""
+            self._pos = 0
+            piece = Piece(run, text, start, run_start=self._run_fresh)
+            self._run_fresh = False
+            return [piece]
         # Only the held-back tail (shorter than the longest delimiter) is kept from before.
         self._buffer = self._buffer[self._pos :] + text
         self._offset += self._pos
@@ -100,16 +117,20 @@ class Engine:
 
     # -- internals ---------------------------------------------------------------------------
 
-    def _state(self) -> int:
-        return self._parser.parser_state.position  # type: ignore[no-any-return]
+    def _info(self) -> StateInfo:
+        """The current parser state's lexing info (cached until the parser moves)."""
+        info = self._state_info
+        if info is None:
+            info = self.grammar.state_info(self._start, self._parser.parser_state.position)
+            self._state_info = info
+        return info
 
     def _process(self, out: list[Piece], final: bool) -> None:
         buffer = self._buffer
         end = len(buffer)
         pos = self._pos
-        grammar = self.grammar
         while pos < end:
-            info = grammar.state_info(self._start, self._state())
+            info = self._info()
             if self._run is None:
                 at = info.matcher.match_at(buffer, pos, end, final)
                 if at is True:
@@ -202,6 +223,7 @@ class Engine:
         return True
 
     def _feed_token(self, terminal: str, text: str) -> None:
+        self._state_info = None
         try:
             self._parser.feed_token(Token(terminal, text))
         except UnexpectedInput as exc:  # pragma: no cover - a grammar bug, not bad input

@@ -108,8 +108,9 @@ class DelimiterMatcher:
     accepted: dict[str, str]
     others: dict[str, str]
     _regex: re.Pattern[str] = field(init=False, repr=False)
+    _tail: re.Pattern[str] = field(init=False, repr=False)
     _prefixes: frozenset[str] = field(init=False, repr=False)
-    _first_chars: re.Pattern[str] = field(init=False, repr=False)
+    first_chars: re.Pattern[str] = field(init=False, repr=False)
     _longest: int = field(init=False, repr=False)
     _nested: bool = field(init=False, repr=False)
 
@@ -117,16 +118,18 @@ class DelimiterMatcher:
         spellings = {**self.others, **self.accepted}
         if not spellings:
             self._regex = re.compile(r"(?!)")
+            self._tail = re.compile(r"(?!)")
             self._prefixes = frozenset()
-            self._first_chars = re.compile(r"(?!)")
+            self.first_chars = re.compile(r"(?!)")
             self._longest = 0
             self._nested = False
             return
-        # Longest first, so that at the leftmost position the longest spelling wins.
-        ordered = sorted(spellings, key=lambda s: (-len(s), s))
-        self._regex = re.compile("|".join(re.escape(s) for s in ordered))
+        # A trie-shaped regex: one pass, and at the leftmost position the longest spelling wins.
+        self._regex = re.compile(_trie_pattern(spellings, prefixes=False))
+        # Where a tail of the text could still grow into a spelling.
+        self._tail = re.compile(_trie_pattern(spellings, prefixes=True) + r"\Z")
         self._prefixes = frozenset(s[:i] for s in spellings for i in range(1, len(s)))
-        self._first_chars = re.compile("[" + "".join(sorted({re.escape(s[0]) for s in spellings})) + "]")
+        self.first_chars = re.compile("[" + "".join(sorted({re.escape(s[0]) for s in spellings})) + "]")
         self._longest = max(len(s) for s in spellings)
         # A spelling that contains another one past its first character (a long preamble
         # quoting "<tool_call>") could still be growing around a shorter match.
@@ -165,11 +168,8 @@ class DelimiterMatcher:
 
     def hold_point(self, text: str, pos: int, end: int) -> int:
         """Where the longest tail of ``text[pos:end]`` that begins some delimiter starts."""
-        window_start = max(pos, end - self._longest + 1)
-        for candidate in self._first_chars.finditer(text, window_start, end):
-            if text[candidate.start() : end] in self._prefixes:
-                return candidate.start()
-        return end
+        tail = self._tail.search(text, max(pos, end - self._longest), end)
+        return tail.start() if tail is not None else end
 
     def match_at(self, text: str, pos: int, end: int, final: bool) -> Found | None | bool:
         """Does a delimiter start exactly at ``pos``?
@@ -185,6 +185,30 @@ class DelimiterMatcher:
         if not final and text[pos:end] in self._prefixes:
             return True
         return None
+
+
+def _trie_pattern(spellings: object, *, prefixes: bool) -> str:
+    """A regex matching the given strings (or, with ``prefixes``, any non-empty prefix of one),
+    written as a trie so the regex engine never tries the same characters twice."""
+    trie: dict[str, dict] = {}
+    for spelling in spellings:  # type: ignore[attr-defined]
+        node = trie
+        for char in spelling:
+            node = node.setdefault(char, {})
+        node[""] = {}  # marks the end of a whole spelling
+
+    def pattern(node: dict[str, dict]) -> str:
+        branches = []
+        for char in sorted(k for k in node if k):
+            child = node[char]
+            rest = pattern(child) if any(k for k in child) else ""
+            if rest and (prefixes or "" in child):
+                branches.append(re.escape(char) + "(?:" + rest + ")?")
+            else:
+                branches.append(re.escape(char) + rest)
+        return branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+
+    return pattern(trie)
 
 
 class JsonStringTracker:

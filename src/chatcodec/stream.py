@@ -110,6 +110,7 @@ class AssistantAssembler:
         self._calls: list[_Call] = []  # accepted calls, in order
         self._call: _Call | None = None
         self._spans: list[Span] = []
+        self._open_span: list[Any] | None = None
         self._diagnostics: list[Diagnostic] = []
         self._events: list[Event] = []
         self._finish: FinishReason | None = None
@@ -123,6 +124,7 @@ class AssistantAssembler:
         self._content.clear()
         self._reasoning.clear()
         self._spans.clear()
+        self._open_span = None
         self._base = base
 
     @property
@@ -135,7 +137,20 @@ class AssistantAssembler:
 
     def handle(self, pieces: Iterable[Piece]) -> list[Event]:
         for piece in pieces:
-            self._handle(piece)
+            kind = piece.kind
+            if kind == "CONTENT" and piece.stray_delimiter is None and not self.silent:
+                # The hot path of streaming: a delta of visible text.
+                text = piece.text
+                self._content.append(text)
+                self._span("content", piece.start, piece.start + len(text))
+                self._events.append(ContentDelta(text))
+            elif kind == "REASONING" and piece.stray_delimiter is None and not self.silent:
+                text = piece.text
+                self._reasoning.append(text)
+                self._span("reasoning", piece.start, piece.start + len(text))
+                self._events.append(ReasoningDelta(text))
+            else:
+                self._handle(piece)
         return self._take_events()
 
     def finish(self) -> list[Event]:
@@ -169,7 +184,11 @@ class AssistantAssembler:
 
     @property
     def spans(self) -> list[Span]:
-        return list(self._spans)
+        spans = list(self._spans)
+        if self._open_span is not None:
+            kind, start, end, index = self._open_span
+            spans.append(Span(kind, start, end, None, index))
+        return spans
 
     @property
     def message(self) -> Message:
@@ -222,13 +241,18 @@ class AssistantAssembler:
             return
         start -= self._base
         end -= self._base
-        spans = self._spans
-        if spans and name is None:
-            last = spans[-1]
-            if last.kind == kind and last.index == index and last.name is None and last.end == start:
-                spans[-1] = Span(kind, last.start, end, None, index)
-                return
-        spans.append(Span(kind, start, end, name, index))
+        # The span being extended is kept mutable; a run of deltas grows it in place.
+        current = self._open_span
+        if name is None and current is not None and current[0] == kind and current[3] == index and current[2] == start:
+            current[2] = end
+            return
+        if current is not None:
+            self._spans.append(Span(current[0], current[1], current[2], None, current[3]))
+            self._open_span = None
+        if name is None:
+            self._open_span = [kind, start, end, index]
+        else:
+            self._spans.append(Span(kind, start, end, name, index))
 
     def _handle(self, piece: Piece) -> None:
         family = self.family
