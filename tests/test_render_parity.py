@@ -102,7 +102,9 @@ TRICKY_ARGS = {
     "query": 'say "hi" \\ {{ not jinja }} {% raw %} \' <tool_call> </think>',
     "filters": {"site": "example.org/a\\b?q={x}", "n": 3},
 }
-TRICKY_TEXT = 'He said "hi" and left.\nPath: C:\\temp\\new {braces} {{ x }} {% if %} \'single\'\n\n\ttab </tool_response>'
+TRICKY_TEXT = (
+    "He said \"hi\" and left.\nPath: C:\\temp\\new {braces} {{ x }} {% if %} 'single'\n\n\ttab </tool_response>"
+)
 
 CONVERSATIONS: list[Conversation] = [
     Conversation("user-only", [user("Hi!")]),
@@ -409,7 +411,9 @@ def test_corpus_is_complete(corpus_files: list[Path]) -> None:
 @pytest.mark.parametrize("add_generation_prompt", GENERATION_PROMPT, ids=["no-gen", "gen"])
 @pytest.mark.parametrize("with_tools", (False, True), ids=["no-tools", "tools"])
 @pytest.mark.parametrize("conversation", CORPUS_CONVERSATIONS, ids=lambda c: c.id)
-@pytest.mark.parametrize("index", range(23), ids=lambda i: corpus_id(CORPUS_FILES[i]) if i < len(CORPUS_FILES) else str(i))
+@pytest.mark.parametrize(
+    "index", range(23), ids=lambda i: corpus_id(CORPUS_FILES[i]) if i < len(CORPUS_FILES) else str(i)
+)
 def test_corpus_template_parity(
     reference: Any,
     corpus_files: list[Path],
@@ -472,7 +476,9 @@ FEATURE_TEMPLATES: dict[str, str] = {
         "{{ tools is none }} {{ documents is none }} [{{ not_given }}] {{ not_given is defined }} "
         "{{ messages[0].missing is defined }} {{ add_generation_prompt }}"
     ),
-    "whitespace-control": "  {% for m in messages %}\n  {{ m.role }}\n  {% endfor %}\n  {%- if true %}\nend  \n{% endif %}",
+    "whitespace-control": (
+        "  {% for m in messages %}\n  {{ m.role }}\n  {% endfor %}\n  {%- if true %}\nend  \n{% endif %}"
+    ),
     "tool-call-fields": (
         "{% for m in messages %}{% for c in m.tool_calls or [] %}{{ c | tojson }}\n"
         "{{ c.function.arguments is mapping }}\n{% endfor %}{% endfor %}"
@@ -506,7 +512,9 @@ def openai_shape(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def without_none_content(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{**message, "content": "" if message.get("content") is None else message["content"]} for message in messages]
+    return [
+        {**message, "content": "" if message.get("content") is None else message["content"]} for message in messages
+    ]
 
 
 def openai_reference(
@@ -534,7 +542,9 @@ def openai_reference(
     return expected
 
 
-TOOL_CONVERSATIONS = [conversation for conversation in CONVERSATIONS if any("tool_calls" in m for m in conversation.messages)]
+TOOL_CONVERSATIONS = [
+    conversation for conversation in CONVERSATIONS if any("tool_calls" in m for m in conversation.messages)
+]
 
 
 @pytest.mark.parametrize("add_generation_prompt", GENERATION_PROMPT, ids=["no-gen", "gen"])
@@ -544,8 +554,12 @@ def test_openai_shape_renders_like_hf_shape(
     reference: Any, name: str, conversation: Conversation, add_generation_prompt: bool
 ) -> None:
     codec = chatcodec.load(name)
-    hf_text = codec.render(copy.deepcopy(conversation.messages), tools=TOOLS, add_generation_prompt=add_generation_prompt)
-    openai_text = codec.render(openai_shape(conversation.messages), tools=TOOLS, add_generation_prompt=add_generation_prompt)
+    hf_text = codec.render(
+        copy.deepcopy(conversation.messages), tools=TOOLS, add_generation_prompt=add_generation_prompt
+    )
+    openai_text = codec.render(
+        openai_shape(conversation.messages), tools=TOOLS, add_generation_prompt=add_generation_prompt
+    )
     assert openai_text == hf_text
     # And both are what transformers renders for the Hugging Face shape.
     assert hf_text == reference(
@@ -572,8 +586,14 @@ def test_string_arguments_are_kept_verbatim_where_the_template_allows_it() -> No
 
 
 @pytest.mark.parametrize("add_generation_prompt", GENERATION_PROMPT, ids=["no-gen", "gen"])
-@pytest.mark.parametrize("conversation", [c for c in TOOL_CONVERSATIONS if c.id in {"one-tool-call", "tool-loop-across-turns", "reasoning-in-last-turn"}], ids=lambda c: c.id)
-@pytest.mark.parametrize("index", range(23), ids=lambda i: corpus_id(CORPUS_FILES[i]) if i < len(CORPUS_FILES) else str(i))
+@pytest.mark.parametrize(
+    "conversation",
+    [c for c in TOOL_CONVERSATIONS if c.id in {"one-tool-call", "tool-loop-across-turns", "reasoning-in-last-turn"}],
+    ids=lambda c: c.id,
+)
+@pytest.mark.parametrize(
+    "index", range(23), ids=lambda i: corpus_id(CORPUS_FILES[i]) if i < len(CORPUS_FILES) else str(i)
+)
 def test_corpus_openai_shape(
     reference: Any, corpus_files: list[Path], index: int, conversation: Conversation, add_generation_prompt: bool
 ) -> None:
@@ -592,6 +612,9 @@ def test_corpus_openai_shape(
     assert_parity(
         expected,
         lambda: codec.render(
-            openai_shape(conversation.messages), tools=TOOLS, add_generation_prompt=add_generation_prompt, **CORPUS_VARIABLES
+            openai_shape(conversation.messages),
+            tools=TOOLS,
+            add_generation_prompt=add_generation_prompt,
+            **CORPUS_VARIABLES,
         ),
     )

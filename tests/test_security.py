@@ -57,7 +57,9 @@ RESOURCE_PAYLOADS = {
     "huge range": "{% for i in range(10**9) %}{% endfor %}",
     "range over the sandbox limit": "{{ range(1000000)|list|length }}",
     "huge power": "{{ 2 ** 100000000 }}",
-    "repeated squaring": "{% set ns = namespace(n=3) %}{% for i in range(40) %}{% set ns.n = ns.n * ns.n %}{% endfor %}",
+    "repeated squaring": (
+        "{% set ns = namespace(n=3) %}{% for i in range(40) %}{% set ns.n = ns.n * ns.n %}{% endfor %}"
+    ),
     "concatenation doubling": (
         "{% set ns = namespace(s='aaaaaaaaaa') %}{% for i in range(60) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}"
     ),

@@ -8,12 +8,12 @@ from pathlib import Path
 from typing import Any
 
 from chatcodec.engine import Engine
-from chatcodec.errors import ChatCodecError, TemplateRenderError, UnsupportedTemplateError
+from chatcodec.errors import ChatCodecError, TemplateRenderError, TemplateSecurityError, UnsupportedTemplateError
 from chatcodec.families import detect_family, family_named
 from chatcodec.families.base import Family
 from chatcodec.loading import TemplateSource, find_template
 from chatcodec.messages import Message, Tool, parse_messages, parse_tools
-from chatcodec.render import clock, render_source, template_needs
+from chatcodec.render import check_syntax, clock, render_source, template_needs
 from chatcodec.masks import RenderedConversation
 from chatcodec.roundtrip import RoundTripReport, compare
 from chatcodec.stream import ParseResult, StreamParser
@@ -116,7 +116,7 @@ class Codec:
         Tool-call arguments come in the form the template needs: a dict where it serializes them
         itself, JSON text where it concatenates them, as given where it accepts both.
         """
-        validated = parse_messages(list(messages))
+        validated = parse_messages(messages)
         needs = self._needs if source is None else template_needs(source)
         form = {"dict": "dict", "string": "string", "either": "as_given"}[needs.arguments]
         return [message.to_hf(arguments=form) for message in validated]  # type: ignore[arg-type]
@@ -160,7 +160,7 @@ class Codec:
     ) -> tuple[str, list[tuple[int, int]]]:
         source = self.source_for(tools)
         message_dicts = self.template_messages(messages, source=source)
-        validated_tools = parse_tools(list(tools) if tools is not None else None)
+        validated_tools = parse_tools(tools)
         tool_dicts = [tool.to_dict() for tool in validated_tools] if validated_tools is not None else None
         variables = {**self.special_tokens, **template_kwargs}
 
@@ -172,11 +172,14 @@ class Codec:
                 add_generation_prompt=add_generation_prompt,
                 variables=variables,
                 track_generation=track_generation,
+                name=self.name,
             )
 
         with clock(self._clock) if self._clock is not None else _no_context():
             try:
                 return attempt(message_dicts)
+            except TemplateSecurityError:
+                raise
             except TemplateRenderError as first_error:
                 # OpenAI clients send ``content: null`` beside tool calls; many templates only
                 # cope with a string there. Retry with "" before giving up.
@@ -319,4 +322,6 @@ def load(
     template = find_template(name_or_path, template_name=template_name)
     if special_tokens:
         template.special_tokens.update(special_tokens)
+    # A template that does not compile is reported now, by name, not at the first render.
+    check_syntax(template.source, template.name)
     return Codec(template, clock=clock, family=family)

@@ -57,7 +57,9 @@ def find_template(name_or_path: str | Path, *, template_name: str | None = None)
     bundled = bundled_template_path(text) if _could_be_bundled_name(text) else None
     if bundled is not None:
         if template_name is not None:
-            raise TemplateNotFoundError(f"template_name={template_name!r} only applies to model folders, not to {text!r}")
+            raise TemplateNotFoundError(
+                f"template_name={template_name!r} only applies to model folders, not to {text!r}"
+            )
         return TemplateSource(
             source=_read_text(bundled),
             name=text,
@@ -68,7 +70,9 @@ def find_template(name_or_path: str | Path, *, template_name: str | None = None)
         return _from_model_dir(path, template_name)
     if path.is_file():
         if template_name is not None:
-            raise TemplateNotFoundError(f"template_name={template_name!r} only applies to model folders, not to {text!r}")
+            raise TemplateNotFoundError(
+                f"template_name={template_name!r} only applies to model folders, not to {text!r}"
+            )
         return TemplateSource(source=_read_text(path), name=path.stem)
     raise TemplateNotFoundError(_not_found_message(text))
 
@@ -84,7 +88,10 @@ def _not_found_message(text: str) -> str:
             f"template not found: {text!r} is not an existing .jinja file or model folder "
             f"(chatcodec reads local files only; the bundled templates are {bundled})"
         )
-    return f"unknown template {text!r}: the bundled templates are {bundled}; or give a path to a .jinja file or a model folder"
+    return (
+        f"unknown template {text!r}: the bundled templates are {bundled}; "
+        "or give a path to a .jinja file or a model folder"
+    )
 
 
 def _read_text(path: Path) -> str:

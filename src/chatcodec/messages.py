@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import secrets
+from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
 from pydantic import (
@@ -61,19 +62,21 @@ class FunctionCall(BaseModel):
             elif isinstance(arguments, (dict, list)):
                 given_as_dict = True
                 data = {**data, "arguments": json.dumps(arguments, ensure_ascii=False)}
-            elif isinstance(arguments, str):
-                try:
-                    json.loads(arguments)
-                except json.JSONDecodeError as exc:
-                    raise ValueError(
-                        f"arguments is not valid JSON ({exc.msg} at character {exc.pos}): {arguments[:80]!r}"
-                    ) from None
-            else:
-                raise ValueError(f"arguments must be a JSON string or an object, not {type(arguments).__name__}")
         call = handler(data)
         call._given_as_dict = given_as_dict
         call._given_keys = given_keys
         return call
+
+    @field_validator("arguments", mode="before")
+    @classmethod
+    def _arguments_are_json(cls, value: Any) -> Any:
+        if not isinstance(value, str):
+            raise ValueError(f"must be a JSON string or an object, not {type(value).__name__}")
+        try:
+            json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"not valid JSON ({exc.msg} at character {exc.pos}): {value[:80]!r}") from None
+        return value
 
     @property
     def parsed_arguments(self) -> Any:
@@ -85,7 +88,8 @@ class FunctionCall(BaseModel):
 
 
 class ToolCall(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # Unknown keys (``index`` from streamed OpenAI deltas...) are kept and handed to the template.
+    model_config = ConfigDict(extra="allow")
 
     id: str | None = None
     type: Literal["function"] = "function"
@@ -144,6 +148,18 @@ class Message(BaseModel):
         message._reasoning_key = reasoning_key
         message._empty_tool_calls_given = isinstance(data, dict) and data.get("tool_calls") == []
         return message
+
+    @field_validator("content", mode="before")
+    @classmethod
+    def _content_is_text_or_parts(cls, value: Any) -> Any:
+        if value is None or isinstance(value, str):
+            return value
+        if isinstance(value, (list, tuple)):
+            for index, part in enumerate(value):
+                if not isinstance(part, dict):
+                    raise ValueError(f"content part {index} must be an object, not {type(part).__name__}")
+            return list(value)
+        raise ValueError(f"must be a string, a list of content parts or null, not {type(value).__name__}")
 
     @field_validator("tool_calls")
     @classmethod
@@ -220,7 +236,7 @@ def _tool_call_to_hf(call: ToolCall, arguments: str) -> dict[str, Any]:
         parsed = function.parsed_arguments
         value = parsed if parsed is not None else function.arguments
     function_fields = _in_given_order({"name": function.name, "arguments": value}, function._given_keys)
-    fields: dict[str, Any] = {"id": call.id, "type": call.type, "function": function_fields}
+    fields: dict[str, Any] = {"id": call.id, "type": call.type, "function": function_fields, **(call.model_extra or {})}
     if call._given_keys is not None and "type" not in call._given_keys:
         # Not given, so not shown: transformers hands the template only what the caller wrote.
         del fields["type"]
@@ -265,10 +281,9 @@ def parse_messages(messages: Any) -> list[Message]:
 
     Raises ``InvalidMessageError`` naming the message index and field of the first problem.
     """
-    if isinstance(messages, dict) and "messages" in messages:
+    if isinstance(messages, Mapping) and "messages" in messages:
         messages = messages["messages"]
-    if not isinstance(messages, (list, tuple)):
-        raise InvalidMessageError(f"messages must be a list, not {type(messages).__name__}")
+    messages = _as_list(messages, "messages", "message")
     result: list[Message] = []
     for index, raw in enumerate(messages):
         if isinstance(raw, Message):
@@ -280,7 +295,8 @@ def parse_messages(messages: Any) -> list[Message]:
             raise InvalidMessageError(f"message {index}: expected an object, got {type(raw).__name__}")
         if "role" in raw and raw["role"] not in KNOWN_ROLES:
             raise InvalidMessageError(
-                f"message {index}: field 'role': unknown role {raw['role']!r} (expected one of {', '.join(KNOWN_ROLES)})"
+                f"message {index}: field 'role': unknown role {raw['role']!r} "
+                f"(expected one of {', '.join(KNOWN_ROLES)})"
             )
         try:
             result.append(Message.model_validate(raw))
@@ -293,18 +309,28 @@ def parse_tools(tools: Any) -> list[Tool] | None:
     """Validate a list of tool definitions; ``None`` stays ``None``."""
     if tools is None:
         return None
-    if not isinstance(tools, (list, tuple)):
-        raise InvalidMessageError(f"tools must be a list, not {type(tools).__name__}")
+    tools = _as_list(tools, "tools", "tool definition")
     result: list[Tool] = []
     for index, raw in enumerate(tools):
         if isinstance(raw, Tool):
             result.append(raw)
             continue
+        if not isinstance(raw, Mapping):
+            raise InvalidMessageError(f"tool {index}: expected an object, got {type(raw).__name__}")
         try:
             result.append(Tool.model_validate(raw))
         except ValidationError as exc:
             raise InvalidMessageError(_describe_validation_error(f"tool {index}", exc)) from None
     return result
+
+
+def _as_list(values: Any, what: str, item: str) -> list[Any]:
+    """A list of the items of ``values``; a single object or a string is a mistake worth naming."""
+    if isinstance(values, Mapping):
+        raise InvalidMessageError(f"{what} must be a list of objects, got a single object (wrap the {item} in a list)")
+    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        raise InvalidMessageError(f"{what} must be a list, not {type(values).__name__}")
+    return list(values)
 
 
 def _describe_validation_error(where: str, exc: ValidationError) -> str:

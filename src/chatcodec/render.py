@@ -25,7 +25,7 @@ from typing import Any, Literal
 import jinja2
 import jinja2.ext
 import jinja2.nodes
-from jinja2.exceptions import SecurityError, TemplateError, TemplateSyntaxError, UndefinedError
+from jinja2.exceptions import SecurityError, TemplateError, TemplateSyntaxError
 
 from chatcodec.errors import TemplateRenderError, TemplateSecurityError
 from chatcodec.sandbox import ChatTemplateSandbox, check_size, trusted_values, weight
@@ -33,9 +33,10 @@ from chatcodec.sandbox import ChatTemplateSandbox, check_size, trusted_values, w
 Clock = Callable[[], datetime]
 _clock: contextvars.ContextVar[Clock] = contextvars.ContextVar("chatcodec_clock", default=datetime.now)
 # (rendered blocks so far, generation spans) while a render tracks {% generation %} blocks.
-_generation_tracking: contextvars.ContextVar[tuple[list[str], list[tuple[int, int]]] | None] = (
-    contextvars.ContextVar("chatcodec_generation_tracking", default=None)
+_generation_tracking: contextvars.ContextVar[tuple[list[str], list[tuple[int, int]]] | None] = contextvars.ContextVar(
+    "chatcodec_generation_tracking", default=None
 )
+
 
 class GenerationTag(jinja2.ext.Extension):
     """``{% generation %}...{% endgeneration %}``: marks text the assistant wrote (for masks)."""
@@ -100,7 +101,15 @@ def compile_template(source: str) -> jinja2.Template:
     try:
         return environment().from_string(source)
     except TemplateSyntaxError as exc:
-        raise TemplateRenderError(f"template syntax error at line {exc.lineno}: {exc.message}") from None
+        raise TemplateRenderError(f"syntax error at line {exc.lineno}: {exc.message}") from None
+
+
+def check_syntax(source: str, name: str | None = None) -> None:
+    """Raise ``TemplateRenderError`` naming the line if ``source`` is not a valid template."""
+    try:
+        compile_template(source)
+    except TemplateRenderError as exc:
+        raise TemplateRenderError(f"template {name!r}: {exc}" if name else f"template: {exc}") from None
 
 
 ArgumentForm = Literal["dict", "string", "either"]
@@ -130,6 +139,7 @@ def template_needs(source: str) -> TemplateNeeds:
     pipes them through ``tojson``/``items`` needs a dict (a string would be double-encoded); one
     that concatenates them needs a string (a dict raises ``TypeError``).
     """
+    check_syntax(source)
     tree = environment().parse(source)
     form: ArgumentForm = "dict"
     tests = [node for node in tree.find_all(jinja2.nodes.Test) if _mentions_arguments(node.node)]
@@ -220,7 +230,9 @@ def hf_template_messages(messages: list[Mapping[str, Any]]) -> list[dict[str, An
     result = []
     for message in messages:
         cleaned = {key: plain_data(value) for key, value in message.items() if value is not None}
-        reasoning = next((cleaned[key] for key in ("reasoning_content", "thinking", "reasoning") if key in cleaned), None)
+        reasoning = next(
+            (cleaned[key] for key in ("reasoning_content", "thinking", "reasoning") if key in cleaned), None
+        )
         if reasoning is not None:
             cleaned = {"thinking": reasoning, **cleaned, "reasoning_content": reasoning}
         result.append(cleaned)
@@ -245,10 +257,8 @@ def render_source(
     rendered when the template failed. ``name`` names the template in those messages.
     """
     label = f"template {name!r}" if name else "template"
-    try:
-        template = compile_template(source)
-    except TemplateRenderError as exc:
-        raise TemplateRenderError(f"{label}: {exc}") from None
+    check_syntax(source, name)
+    template = compile_template(source)
     context = {
         **plain_data(dict(variables or {})),
         "messages": hf_template_messages(messages),
@@ -272,7 +282,9 @@ def render_source(
         raise TemplateRenderError(f"{label} failed{_where(exc, context)}: {type(exc).__name__}: {exc}") from None
 
 
-def _run(template: jinja2.Template, context: dict[str, Any], track_generation: bool) -> tuple[str, list[tuple[int, int]]]:
+def _run(
+    template: jinja2.Template, context: dict[str, Any], track_generation: bool
+) -> tuple[str, list[tuple[int, int]]]:
     spans: list[tuple[int, int]] = []
     if not track_generation:
         return template.render(**context), spans

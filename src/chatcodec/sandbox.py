@@ -50,7 +50,9 @@ _PERCENT_FIELD_NUMBER = re.compile(r"%[-+ #0]*(\d*)(?:\.(\d+))?")
 # The weights of the caller's own values (messages, tools, variables) during a render, by id:
 # they are measured once, not every time a template passes ``messages`` to a filter. They stay
 # alive for the whole render, so their ids cannot be reused.
-_known_weights: contextvars.ContextVar[dict[int, int]] = contextvars.ContextVar("chatcodec_known_weights", default={})
+_known_weights: contextvars.ContextVar[dict[int, int] | None] = contextvars.ContextVar(
+    "chatcodec_known_weights", default=None
+)
 
 
 # What Jinja itself hands to filters (``pass_context``...): not template data.
@@ -63,7 +65,7 @@ def weight(value: Any, limit: int = MAX_SIZE) -> int:
     Shared parts count each time they occur, because printing repeats them: ``[s] * 1000`` weighs
     a thousand times ``s``.
     """
-    known = _known_weights.get()
+    known = _known_weights.get() or {}
     total = 0
     pending = [value]
     while pending and total <= limit:
@@ -188,7 +190,9 @@ def sandboxed_range(*args: int) -> range:
     # Jinja's sandbox refuses ranges over 100,000 numbers with an OverflowError; say it is the sandbox.
     result = range(*args)
     if len(result) > MAX_RANGE:
-        raise SecurityError(f"template asked for a range of {len(result):,} numbers; more than {MAX_RANGE:,} is refused")
+        raise SecurityError(
+            f"template asked for a range of {len(result):,} numbers; more than {MAX_RANGE:,} is refused"
+        )
     return result
 
 

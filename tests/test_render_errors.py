@@ -1,0 +1,181 @@
+"""Bad input gets one clear error naming the message and the field; template failures name the
+template, its line and the message being rendered."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import chatcodec
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "templates"
+
+
+def tool_call(function: dict[str, Any]) -> dict[str, Any]:
+    return {"role": "assistant", "content": "", "tool_calls": [{"type": "function", "function": function}]}
+
+
+USER = {"role": "user", "content": "hi"}
+
+INVALID_MESSAGES = [
+    pytest.param(
+        [USER, {"role": "robot", "content": "beep"}],
+        "message 1: field 'role': unknown role 'robot' "
+        "(expected one of system, developer, user, assistant, tool, ipython)",
+        id="unknown-role",
+    ),
+    pytest.param([{"content": "who am I"}], "message 0: field 'role': Field required", id="missing-role"),
+    pytest.param(
+        [USER, tool_call({"arguments": "{}"})],
+        "message 1: field 'tool_calls.0.function.name': Field required",
+        id="tool-call-without-name",
+    ),
+    pytest.param(
+        [USER, tool_call({"name": "", "arguments": "{}"})],
+        "message 1: field 'tool_calls.0.function.name': String should have at least 1 character",
+        id="tool-call-with-empty-name",
+    ),
+    pytest.param(
+        [USER, USER, tool_call({"name": "get_weather", "arguments": "{city: Paris}"})],
+        "message 2: field 'tool_calls.0.function.arguments': not valid JSON "
+        "(Expecting property name enclosed in double quotes at character 1): '{city: Paris}'",
+        id="arguments-not-json",
+    ),
+    pytest.param(
+        [tool_call({"name": "get_weather", "arguments": 42})],
+        "message 0: field 'tool_calls.0.function.arguments': must be a JSON string or an object, not int",
+        id="arguments-wrong-type",
+    ),
+    pytest.param(
+        [{"role": "user", "content": 42}],
+        "message 0: field 'content': must be a string, a list of content parts or null, not int",
+        id="content-wrong-type",
+    ),
+    pytest.param(
+        [{"role": "user", "content": ["just text"]}],
+        "message 0: field 'content': content part 0 must be an object, not str",
+        id="content-part-not-object",
+    ),
+    pytest.param(
+        [{"role": "assistant", "tool_calls": {"name": "f"}}],
+        "message 0: field 'tool_calls': Input should be a valid list",
+        id="tool-calls-not-a-list",
+    ),
+    pytest.param([USER, "hello"], "message 1: expected an object, got str", id="message-not-an-object"),
+    pytest.param(
+        {"role": "user", "content": "hi"},
+        "messages must be a list of objects, got a single object (wrap the message in a list)",
+        id="single-message-not-in-a-list",
+    ),
+    pytest.param("hello", "messages must be a list, not str", id="messages-a-string"),
+]
+
+
+@pytest.mark.parametrize(("messages", "expected"), INVALID_MESSAGES)
+@pytest.mark.parametrize("name", ["qwen3", "deepseek", "llama3_hermes"])
+def test_invalid_messages_name_index_and_field(name: str, messages: Any, expected: str) -> None:
+    with pytest.raises(chatcodec.InvalidMessageError) as caught:
+        chatcodec.load(name).render(messages)
+    assert str(caught.value) == expected
+
+
+INVALID_TOOLS = [
+    pytest.param([{"type": "function"}], "tool 0: field 'function': Field required", id="no-function"),
+    pytest.param(
+        [{"type": "function", "function": {"name": "a"}}, {"type": "function", "function": {"description": "x"}}],
+        "tool 1: field 'function.name': Field required",
+        id="no-name",
+    ),
+    pytest.param(["get_weather"], "tool 0: expected an object, got str", id="not-an-object"),
+    pytest.param(
+        {"type": "function"},
+        "tools must be a list of objects, got a single object (wrap the tool definition in a list)",
+        id="single",
+    ),
+]
+
+
+@pytest.mark.parametrize(("tools", "expected"), INVALID_TOOLS)
+def test_invalid_tools_name_index_and_field(tools: Any, expected: str) -> None:
+    with pytest.raises(chatcodec.InvalidMessageError) as caught:
+        chatcodec.load("qwen3").render([USER], tools=tools)
+    assert str(caught.value) == expected
+
+
+def test_invalid_message_errors_are_value_errors() -> None:
+    # Callers catching ValueError (as they would for json or pydantic) catch these too.
+    with pytest.raises(ValueError):
+        chatcodec.load("qwen3").render([{"role": "robot"}])
+
+
+def write(tmp_path: Path, name: str, source: str) -> Path:
+    path = tmp_path / f"{name}.jinja"
+    path.write_text(source, encoding="utf-8")
+    return path
+
+
+RAISING_TEMPLATE = """{%- for message in messages %}
+{%- if message.role == 'tool' %}
+{{- raise_exception('tool messages are not supported') }}
+{%- endif %}
+{{- message.content }}
+{%- endfor %}"""
+
+
+def test_raise_exception_names_template_line_and_message(tmp_path: Path) -> None:
+    codec = chatcodec.load(write(tmp_path, "no_tools", RAISING_TEMPLATE))
+    messages = [USER, {"role": "assistant", "content": "ok"}, {"role": "tool", "content": "42"}]
+    with pytest.raises(chatcodec.TemplateRenderError) as caught:
+        codec.render(messages)
+    assert str(caught.value) == (
+        "template 'no_tools' raised an error at line 3 (message 2, role 'tool'): tool messages are not supported"
+    )
+    assert not isinstance(caught.value, chatcodec.TemplateSecurityError)
+
+
+def test_python_error_inside_template_names_its_type(tmp_path: Path) -> None:
+    # The bundled DeepSeek template concatenates content, so content parts (a list) fail there.
+    with pytest.raises(chatcodec.TemplateRenderError) as caught:
+        chatcodec.load("deepseek").render([{"role": "user", "content": [{"type": "text", "text": "hi"}]}])
+    message = str(caught.value)
+    assert message.startswith("template 'deepseek' failed at line ")
+    assert message.endswith("(message 0, role 'user'): TypeError: can only concatenate str (not \"list\") to str")
+
+
+def test_undefined_variable_use_is_a_render_error(tmp_path: Path) -> None:
+    codec = chatcodec.load(write(tmp_path, "undefined", "line 1\n{{ settings.mode }}"))
+    with pytest.raises(
+        chatcodec.TemplateRenderError,
+        match=r"^template 'undefined' raised an error at line 2: 'settings' is undefined$",
+    ):
+        codec.render([USER])
+
+
+def test_syntax_error_is_reported_at_load(tmp_path: Path) -> None:
+    path = write(tmp_path, "broken", "fine\n{% for %}\n")
+    with pytest.raises(chatcodec.TemplateRenderError) as caught:
+        chatcodec.load(path)
+    assert (
+        str(caught.value)
+        == "template 'broken': syntax error at line 2: Expected an expression, got 'end of statement block'"
+    )
+
+
+def test_corpus_template_raise_is_reported() -> None:
+    path = CORPUS / "llama3" / "Llama-3.1-8B-Instruct.jinja"
+    if not path.is_file():
+        pytest.skip(f"template corpus not found at {CORPUS}")
+    calls = [{"type": "function", "function": {"name": name, "arguments": {}}} for name in ("a", "b")]
+    messages = [USER, {"role": "assistant", "content": "", "tool_calls": calls}]
+    with pytest.raises(chatcodec.TemplateRenderError) as caught:
+        chatcodec.load(path).render(messages, date_string="26 Jul 2024")
+    message = str(caught.value)
+    assert "(message 1, role 'assistant'): This model only supports single tool-calls at once!" in message
+    # The line named is the line that raises.
+    line = int(message.split(" at line ")[1].split(" ")[0])
+    assert (
+        'raise_exception("This model only supports single tool-calls at once!")'
+        in path.read_text().splitlines()[line - 1]
+    )
