@@ -162,6 +162,14 @@ CASES: list[tuple[str, str, dict[str, Any], dict[str, Any], str, list[str]]] = [
         "stop",
         ["unexpected_text"],
     ),
+    (
+        "qwen3",
+        "<tool_call>\n" + '{"name": "f", "arguments": {}}"' + "\n</tool_call><|im_end|>",
+        {},
+        {"content": None, "tool_calls": [("f", "{}")]},
+        "tool_calls",
+        ["malformed_tool_call"],
+    ),
     # prompt-aware: the prompt closed the think block (enable_thinking=False)
     (
         "qwen3",

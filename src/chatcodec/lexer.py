@@ -215,39 +215,51 @@ class JsonStringTracker:
     """Tracks whether a position in streamed JSON text lies inside a string literal.
 
     Delimiters inside JSON strings are text (``"<tool_call>"`` quoted in an argument), so the
-    lexer asks this before accepting one. Each character is examined once.
+    lexer asks this before accepting one. Once the body's first JSON value is complete, what
+    follows is not JSON and a stray quote there hides nothing. Each character is examined once.
     """
 
-    __slots__ = ("in_string", "escaped", "scanned")
+    __slots__ = ("in_string", "escaped", "scanned", "depth", "finished")
 
-    _special = re.compile(r'["\\]')
+    _in_string = re.compile(r'["\\]')
+    _outside = re.compile(r'["{}\[\]]')
 
     def __init__(self) -> None:
         self.in_string = False
         self.escaped = False
         self.scanned = 0  # characters of the body examined so far
+        self.depth = 0
+        self.finished = False  # the first top-level value is complete
 
     def advance(self, text: str, start: int, stop: int) -> None:
         """Examine ``text[start:stop]``, the body characters from ``self.scanned`` on."""
         pos = start
-        while pos < stop:
+        while pos < stop and not self.finished:
             if self.escaped:
                 self.escaped = False
                 pos += 1
                 continue
-            if not self.in_string:
-                quote = text.find('"', pos, stop)
-                if quote < 0:
+            if self.in_string:
+                special = self._in_string.search(text, pos, stop)
+                if special is None:
                     break
-                self.in_string = True
-                pos = quote + 1
+                pos = special.end()
+                if special.group() == "\\":
+                    self.escaped = True
+                else:
+                    self.in_string = False
+                    self.finished = self.depth == 0
                 continue
-            special = self._special.search(text, pos, stop)
-            if special is None:
+            found = self._outside.search(text, pos, stop)
+            if found is None:
                 break
-            if special.group() == "\\":
-                self.escaped = True
-            else:
-                self.in_string = False
-            pos = special.end()
+            pos = found.end()
+            char = found.group()
+            if char == '"':
+                self.in_string = True
+            elif char in "{[":
+                self.depth += 1
+            elif self.depth > 0:
+                self.depth -= 1
+                self.finished = self.depth == 0
         self.scanned += stop - start
