@@ -25,12 +25,14 @@ class CliError(Exception):
 
 
 def _read_input(path: str | None) -> str:
-    if path is None or path == "-":
-        return sys.stdin.read()
     try:
+        if path is None or path == "-":
+            return sys.stdin.read()
         return Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise CliError(f"cannot read {path}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise CliError(f"cannot read {path or 'stdin'}: not UTF-8 text (byte {exc.start})") from None
 
 
 def _read_json(path: str | None, what: str) -> Any:
@@ -76,17 +78,17 @@ def cmd_templates(args: argparse.Namespace) -> int:
 
 
 def cmd_render(args: argparse.Namespace) -> int:
-    codec = chatcodec.load(args.template)
+    codec = chatcodec.load(args.template, template_name=args.template_name)
+    template_kwargs = _template_kwargs(args.set)
     messages, tools = _conversation(_read_json(args.file, "the conversation"))
     if args.tools:
         tools = _read_json(args.tools, "the tools file")
         if isinstance(tools, dict) and "tools" in tools:
             tools = tools["tools"]
-    text = codec.render(
-        messages, tools=tools, add_generation_prompt=args.add_generation_prompt, **_template_kwargs(args.set)
-    )
+    text = codec.render(messages, tools=tools, add_generation_prompt=args.add_generation_prompt, **template_kwargs)
+    # The text exactly as rendered; a terminal gets a final newline so the prompt starts on its own line.
     sys.stdout.write(text)
-    if not text.endswith("\n"):
+    if sys.stdout.isatty() and not text.endswith("\n"):
         sys.stdout.write("\n")
     return 0
 
@@ -217,11 +219,20 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("templates", help="list the bundled templates")
     p.set_defaults(func=cmd_templates)
 
-    p = sub.add_parser("render", help="render a conversation (JSON) through a chat template")
+    p = sub.add_parser(
+        "render",
+        help="render a conversation (JSON) through a chat template",
+        description='Render {"messages": [...], "tools": [...]} or a bare list of messages, exactly as '
+        "transformers' apply_chat_template(tokenize=False) would, and print the text unchanged.",
+    )
+    _one_line_errors(p)
     p.add_argument("--template", "-t", required=True, help="bundled name, .jinja file or model folder")
-    p.add_argument("--tools", help="JSON file with a list of tool definitions")
+    p.add_argument("--template-name", help="a named template in a model folder (e.g. tool_use)")
+    p.add_argument("--tools", help="JSON file with a list of tool definitions (replaces the conversation's)")
     p.add_argument("--add-generation-prompt", action="store_true", help="end with the assistant header")
-    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="template variable (JSON or string)")
+    p.add_argument(
+        "--set", action="append", metavar="KEY=VALUE", help="template variable, JSON or else a string (repeatable)"
+    )
     p.add_argument("file", nargs="?", help="conversation JSON (default: stdin)")
     p.set_defaults(func=cmd_render)
 
