@@ -215,12 +215,21 @@ class Engine:
         action, _ = state.parse_conf.parse_table.states[state.position][terminal]
         if action is Shift:
             return True
-        trial = self._parser.copy()
+        # The answer depends on the whole state stack, which stays short (repetitions are
+        # left-recursive), so it is cached per stack.
+        key = (tuple(state.state_stack), terminal)
+        known = self.grammar.reduce_cache.get(key)
+        if known is not None:
+            return known
+        trial = self._parser.copy(deepcopy_values=False)
         try:
             trial.feed_token(Token(terminal, ""))
+            valid = True
         except UnexpectedInput:
-            return False
-        return True
+            valid = False
+        if len(self.grammar.reduce_cache) < 100_000:
+            self.grammar.reduce_cache[key] = valid
+        return valid
 
     def _feed_token(self, terminal: str, text: str) -> None:
         self._state_info = None

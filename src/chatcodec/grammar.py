@@ -17,6 +17,10 @@ JSON_TERMINALS = frozenset({"TOOL_CALL", "TOOL_ARGUMENTS", "TOOL_DEFINITION"})
 START_SYMBOLS = ("completion", "transcript")
 
 
+def _build_nothing(children: object) -> None:
+    return None
+
+
 @dataclass(frozen=True)
 class StateInfo:
     """What one LALR state accepts: its delimiter matcher and its free-text terminal, if any."""
@@ -38,6 +42,11 @@ class FamilyGrammar:
         # and across start symbols that would let a transcript's delimiter pass as one a
         # completion accepts.
         self.parsers = {start: Lark(text, parser="lalr", lexer="basic", start=start) for start in starts}
+        for parser in self.parsers.values():
+            # Build no tree: the engine needs the parser's states only, and a tree would keep
+            # every turn and tool call on Lark's value stack for the whole parse.
+            lalr = parser.parser.parser.parser
+            lalr.callbacks = {rule: _build_nothing for rule in lalr.callbacks}
         self.lark = self.parsers[starts[0]]
         self.spellings: dict[str, str] = {}  # spelling -> delimiter terminal
         terminals = {t.name: t for parser in self.parsers.values() for t in parser.terminals}
@@ -57,6 +66,8 @@ class FamilyGrammar:
                     raise GrammarError(f"{spelling!r} spells both {previous} and {terminal.name}")
         self.delimiters = frozenset(self.spellings.values())
         self._states: dict[tuple[str, int], StateInfo] = {}
+        # (state stack, delimiter) -> may the delimiter follow (see Engine._valid_here)
+        self.reduce_cache: dict[tuple[tuple[int, ...], str], bool] = {}
         self.completion_terminals = self._terminals_under("completion") if "completion" in starts else frozenset()
         self._tables = {start: parser.parser.parser.parser.parse_table for start, parser in self.parsers.items()}
 

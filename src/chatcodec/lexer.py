@@ -182,7 +182,7 @@ class DelimiterMatcher:
             if not final and end - pos < self._longest and text[pos:end] in self._prefixes:
                 return True
             return self._found(match)
-        if not final and text[pos:end] in self._prefixes:
+        if not final and end - pos < self._longest and text[pos:end] in self._prefixes:
             return True
         return None
 

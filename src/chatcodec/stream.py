@@ -408,7 +408,7 @@ class AssistantAssembler:
         if self._tool_names is not None and name not in self._tool_names:
             call.rejected = f"unknown tool {name!r}"
             return
-        call.index = sum(1 for c in self._calls if c.index is not None)
+        call.index = len(self._calls)
         call.id = new_tool_call_id()
         self._calls.append(call)
         self._emit(ToolCallStart(call.index, call.id, name))
