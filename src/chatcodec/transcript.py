@@ -247,7 +247,9 @@ class TranscriptReader:
                 self._last_role = "assistant"
                 return False, {}
             known = dict(self.family.prefill_keywords)
-            if body == "" or body in known:
+            if all(span.kind == "delimiter" for span in spans):
+                # Only tags (``<think>\n``, an empty think block): what a generation prompt
+                # writes. Some prefills also tell which template keywords were used.
                 return True, dict(known.get(body, ()))
         message = assembler.message
         if not body and turn.body_start == turn.start:

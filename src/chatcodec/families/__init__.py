@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from chatcodec.errors import UnsupportedTemplateError
-from chatcodec.families import deepseek, llama3_hermes, qwen3
+from chatcodec.families import deepseek, deepseek_v3, llama3_hermes, qwen3
 from chatcodec.families.base import Family
 
-# Most specific first: a Llama-3 template with Hermes tool calls also contains "<tool_call>".
-FAMILIES: tuple[Family, ...] = (deepseek.FAMILY, llama3_hermes.FAMILY, qwen3.FAMILY)
+# Most specific first: a Llama-3 template with Hermes tool calls also contains "<tool_call>",
+# and DeepSeek V3's fenced calls also contain V3.1's call delimiter.
+FAMILIES: tuple[Family, ...] = (deepseek_v3.FAMILY, deepseek.FAMILY, llama3_hermes.FAMILY, qwen3.FAMILY)
 BY_NAME = {family.name: family for family in FAMILIES}
 
 

@@ -19,6 +19,8 @@ class Family:
     grammar_name: str
     # Literals whose presence in a template's source identifies the family (all must appear).
     signature: tuple[str, ...]
+    # Literals that rule the family out (a related format that writes calls differently).
+    excludes: tuple[str, ...] = ()
     # How a tool call's body is written: one JSON object with name and arguments (Hermes,
     # Qwen), or a name, a separator and the arguments JSON (DeepSeek).
     call_body: CallBody = "object"
@@ -56,4 +58,6 @@ class Family:
         return load_grammar(self.grammar_name)
 
     def matches(self, template_source: str) -> bool:
-        return all(literal in template_source for literal in self.signature)
+        return all(literal in template_source for literal in self.signature) and not any(
+            literal in template_source for literal in self.excludes
+        )

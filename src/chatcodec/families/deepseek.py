@@ -16,5 +16,5 @@ FAMILY = Family(
     tools_end=frozenset(),
     leading_text_role="system",
     headless_assistant_after_tool=True,
-    prefill_keywords=(("<think>", (("thinking", True),)), ("<think></think>", ())),
+    prefill_keywords=(("<think>", (("thinking", True),)), ("<think></think>", ()), ("</think>", ())),
 )

@@ -6,6 +6,8 @@ FAMILY = Family(
     name="qwen3",
     grammar_name="qwen3",
     signature=("<|im_start|>", "<tool_call>"),
+    # Qwen3-Coder writes XML parameters (<function=...>) inside <tool_call>, not JSON.
+    excludes=("<function=",),
     call_body="object",
     turn_roles={
         "SYSTEM_START": "system",
