@@ -7,15 +7,25 @@ on stderr and exit code 2, never a traceback.
 from __future__ import annotations
 
 import argparse
+import io
 import json
+import os
+import stat
 import sys
-from collections.abc import Callable, Sequence
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import IO, Any, NoReturn
 
 import chatcodec
 from chatcodec.errors import ChatCodecError
 from chatcodec.events import Diagnostic
+from chatcodec.roundtrip import LOSS_KINDS, RoundTripReport
+from chatcodec.stream import Span
+from chatcodec.transcript import MessageSpan, Transcript
 
 EXIT_USAGE = 2
 
@@ -174,6 +184,326 @@ def cmd_stream(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- transcript ------------------------------------------------------------------------------
+
+
+def _part_dict(part: Span) -> dict[str, Any]:
+    out: dict[str, Any] = {"kind": part.kind, "start": part.start, "end": part.end}
+    if part.name is not None:
+        out["name"] = part.name
+    if part.index is not None:
+        out["index"] = part.index
+    return out
+
+
+def _span_dict(span: MessageSpan) -> dict[str, Any]:
+    return {
+        "index": span.index,
+        "role": span.role,
+        "start": span.start,
+        "end": span.end,
+        "body_start": span.body_start,
+        "parts": [_part_dict(part) for part in span.parts],
+    }
+
+
+def _transcript_message(message: chatcodec.Message, keep_ids: bool) -> dict[str, Any]:
+    """The message as an OpenAI dict. The bundled formats write no tool-call ids, so the ids
+    the parser makes up are random; they are left out unless asked for, which keeps the output
+    the same from run to run (and diffable)."""
+    out = message.to_openai()
+    if not keep_ids:
+        for call in out.get("tool_calls") or []:
+            call.pop("id", None)
+    return out
+
+
+def transcript_to_dict(transcript: Transcript, *, keep_ids: bool = False) -> dict[str, Any]:
+    """What ``chatcodec transcript`` prints: the recovered conversation, with where it lies."""
+    return {
+        "messages": [_transcript_message(message, keep_ids) for message in transcript.messages],
+        "tools": transcript.tools,
+        "add_generation_prompt": transcript.add_generation_prompt,
+        "template_kwargs": transcript.template_kwargs,
+        "spans": [_span_dict(span) for span in transcript.spans],
+        "unparsed": [list(pair) for pair in transcript.unparsed],
+        "diagnostics": [
+            {"kind": d.kind, "position": d.position, "message": d.message} for d in transcript.diagnostics
+        ],
+    }
+
+
+def cmd_transcript(args: argparse.Namespace) -> int:
+    codec = chatcodec.load(args.template, template_name=args.template_name)
+    transcript = codec.parse_transcript(_read_text_exactly(args.file))
+    print(json.dumps(transcript_to_dict(transcript, keep_ids=args.ids), indent=2, ensure_ascii=False))
+    return 0
+
+
+# -- roundtrip -------------------------------------------------------------------------------
+
+EXIT_LOSSY = 1
+
+
+@dataclass
+class RoundTripSettings:
+    """What every conversation of a run is checked with."""
+
+    codec: chatcodec.Codec
+    tools: list[Any] | None  # from --tools: replaces the conversation's own tools
+    add_generation_prompt: bool
+    template_kwargs: dict[str, Any]
+    ignore: frozenset[str] = frozenset()  # kinds of loss the user accepts (--ignore)
+
+    def check(self, data: Any) -> RoundTripReport:
+        """The report for one conversation, without the losses the user chose to ignore."""
+        messages, tools = _conversation(data)
+        if self.tools is not None:
+            tools = self.tools
+        report = self.codec.roundtrip(
+            messages, tools=tools, add_generation_prompt=self.add_generation_prompt, **self.template_kwargs
+        )
+        if self.ignore:
+            report = replace(report, losses=[loss for loss in report.losses if loss.kind not in self.ignore])
+        return report
+
+
+# A text that does not come back is never acceptable: it is what the whole check is about.
+IGNORABLE = tuple(kind for kind in LOSS_KINDS if kind != "text_not_reproduced")
+
+
+def _ignored_kinds(kinds: Sequence[str] | None) -> frozenset[str]:
+    for kind in kinds or []:
+        if kind not in IGNORABLE:
+            raise CliError(f"--ignore expects one of {', '.join(IGNORABLE)}; got {kind!r}")
+    return frozenset(kinds or [])
+
+
+def _roundtrip_settings(args: argparse.Namespace) -> RoundTripSettings:
+    codec = chatcodec.load(args.template, template_name=args.template_name)
+    _ = codec.family  # a template chatcodec cannot parse fails here, once, not on every line
+    return RoundTripSettings(
+        codec,
+        _tool_list(args.tools),
+        args.add_generation_prompt,
+        _template_kwargs(args.set),
+        _ignored_kinds(args.ignore),
+    )
+
+
+def cmd_roundtrip(args: argparse.Namespace) -> int:
+    if args.jsonl is not None and args.file is not None:
+        raise CliError("give either --jsonl FILE or a conversation FILE, not both")
+    settings = _roundtrip_settings(args)
+    if args.jsonl is not None:
+        return _roundtrip_jsonl(settings, args)
+    report = settings.check(_read_json(args.file, "the conversation"))
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        print(report.summary())
+    return 0 if report.lossless else EXIT_LOSSY
+
+
+@dataclass
+class BatchSummary:
+    """Counts over a JSONL run; reports are not kept, so memory stays flat however long it is."""
+
+    lossless: int = 0
+    lossy: int = 0
+    invalid: int = 0
+    # Per kind of loss: in how many conversations it occurs, and how often in all.
+    conversations: Counter[str] = field(default_factory=Counter)
+    occurrences: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def checked(self) -> int:
+        return self.lossless + self.lossy + self.invalid
+
+    def add(self, report: RoundTripReport) -> None:
+        if report.lossless:
+            self.lossless += 1
+            return
+        self.lossy += 1
+        kinds = [loss.kind for loss in report.losses]
+        self.occurrences.update(kinds)
+        self.conversations.update(set(kinds))
+
+    def kinds(self) -> list[str]:
+        """Every kind in ``LOSS_KINDS`` order; a kind the list does not know yet comes last
+        rather than being dropped."""
+        extra = sorted(kind for kind in self.occurrences if kind not in LOSS_KINDS)
+        return list(LOSS_KINDS) + extra
+
+    def exit_code(self) -> int:
+        # An invalid line means the check is incomplete, which outranks any loss found.
+        if self.invalid:
+            return EXIT_USAGE
+        return EXIT_LOSSY if self.lossy else 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "conversations": self.checked,
+            "lossless": self.lossless,
+            "lossy": self.lossy,
+            "invalid": self.invalid,
+            "losses": {
+                kind: {"conversations": self.conversations[kind], "occurrences": self.occurrences[kind]}
+                for kind in self.kinds()
+            },
+        }
+
+    def table(self) -> str:
+        """The counts as text; only kinds that occur get a row (``to_dict`` lists them all)."""
+        found = [kind for kind in self.kinds() if self.occurrences[kind]]
+        width = max([len("kind of loss"), *(len(kind) for kind in found)])
+        lines = [
+            f"conversations: {self.checked}",
+            f"  lossless:    {self.lossless}",
+            f"  lossy:       {self.lossy}",
+            f"  invalid:     {self.invalid}",
+        ]
+        if found:
+            lines += ["", f"{'kind of loss':<{width}}  conversations  occurrences"]
+            lines += [f"{kind:<{width}}  {self.conversations[kind]:>13}  {self.occurrences[kind]:>11}" for kind in found]
+        return "\n".join(lines)
+
+
+class Progress:
+    """A one-line progress report on stderr, rewritten in place with ``\r``.
+
+    Redrawn at most every ``interval`` seconds so that a fast run is not slowed by the terminal.
+    """
+
+    def __init__(self, stream: IO[str], total_bytes: int | None, enabled: bool, interval: float = 0.1) -> None:
+        self.stream = stream
+        self.total = total_bytes
+        self.enabled = enabled
+        self.interval = interval
+        self._last_draw = float("-inf")
+        self._width = 0
+
+    def update(self, lines: int, done_bytes: int, *, force: bool = False) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if not force and now - self._last_draw < self.interval:
+            return
+        self._last_draw = now
+        noun = "line" if lines == 1 else "lines"
+        self._draw(f"{lines} {noun}, {_size(done_bytes)}" + self._of_total(done_bytes))
+
+    def _of_total(self, done_bytes: int) -> str:
+        if not self.total:
+            return ""
+        return f" of {_size(self.total)} ({100 * done_bytes // self.total}%)"
+
+    def _draw(self, line: str) -> None:
+        # Pad over what the previous, possibly longer, line left behind.
+        self.stream.write("\r" + line.ljust(self._width))
+        self.stream.flush()
+        self._width = len(line)
+
+    def clear(self) -> None:
+        """Blank the line, so that a warning printed next starts at column 0."""
+        if self.enabled and self._width:
+            self.stream.write("\r" + " " * self._width + "\r")
+            self._width = 0
+            self._last_draw = float("-inf")  # redraw at the next update
+
+    def finish(self, lines: int, done_bytes: int) -> None:
+        if self.enabled:
+            self.update(lines, done_bytes, force=True)
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _size(count: int) -> str:
+    if count < 1024:
+        return f"{count} B"
+    value = count / 1024
+    for unit in ("KB", "MB"):
+        if value < 1024:
+            return f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} GB"
+
+
+@contextmanager
+def _jsonl_source(path: str) -> Iterator[tuple[IO[bytes], int | None]]:
+    """The JSONL source as bytes, and its size when it is a regular file (for a percentage)."""
+    if path == "-":
+        yield sys.stdin.buffer, _regular_size(sys.stdin.buffer)
+        return
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 - the with below closes it; this try is for opening only
+    except OSError as exc:
+        raise CliError(f"cannot read {path}: {exc.strerror}") from None
+    with handle:
+        yield handle, _regular_size(handle)
+
+
+def _regular_size(handle: IO[bytes]) -> int | None:
+    try:
+        info = os.fstat(handle.fileno())
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        return None  # not a real file (a pipe, a test's stand-in): no percentage
+    return info.st_size if stat.S_ISREG(info.st_mode) else None
+
+
+def _check_line(settings: RoundTripSettings, number: int, raw: bytes) -> RoundTripReport:
+    """Round-trip one JSONL line; ``CliError`` says why the line is invalid."""
+    try:
+        text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+        data = json.loads(text)
+    except UnicodeDecodeError as exc:
+        raise CliError(f"not UTF-8 text (byte {exc.start})") from None
+    except json.JSONDecodeError as exc:
+        raise CliError(f"not valid JSON: {exc.msg} (column {exc.colno})") from None
+    except RecursionError:
+        raise CliError("not valid JSON: nested too deeply") from None
+    try:
+        return settings.check(data)
+    except ChatCodecError as exc:
+        raise CliError(str(exc)) from None
+
+
+def _roundtrip_jsonl(settings: RoundTripSettings, args: argparse.Namespace) -> int:
+    enabled = args.progress if args.progress is not None else sys.stderr.isatty()
+    summary = BatchSummary()
+    with _jsonl_source(args.jsonl) as (handle, size):
+        progress = Progress(sys.stderr, size, enabled)
+        done = lines = 0
+        # Iterating a binary file reads it a buffer at a time and splits on b"\n" only: JSON text
+        # never holds a raw newline, and U+2028 and friends inside strings must not split a line.
+        for lines, raw in enumerate(handle, start=1):
+            done += len(raw)
+            if raw.strip():  # blank lines (a trailing one, say) are not conversations
+                _check_into(summary, settings, lines, raw, progress)
+            progress.update(lines, done)
+        progress.finish(lines, done)
+    print(json.dumps(summary.to_dict(), indent=2) if args.json else summary.table())
+    return summary.exit_code()
+
+
+def _check_into(
+    summary: BatchSummary, settings: RoundTripSettings, number: int, raw: bytes, progress: Progress
+) -> None:
+    try:
+        report = _check_line(settings, number, raw)
+    except CliError as exc:
+        summary.invalid += 1
+        progress.clear()
+        print(f"chatcodec: warning: line {number} is invalid: {exc}", file=sys.stderr)
+        return
+    except Exception:
+        # A bug, not bad input: let the traceback through, but say which line set it off.
+        progress.clear()
+        print(f"chatcodec: internal error while checking line {number}", file=sys.stderr)
+        raise
+    summary.add(report)
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from chatcodec.demo import run_demo
 
@@ -256,6 +586,52 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--chunk", type=int, default=4, metavar="N", help="characters per delta (default: 4)")
     p.add_argument("--sse", action="store_true", help="print SSE frames (data: {...}), ending with data: [DONE]")
     p.set_defaults(func=cmd_stream)
+
+    p = sub.add_parser(
+        "transcript",
+        help="read a rendered conversation back into messages (JSON)",
+        description="Parse text a chat template rendered and print the conversation it holds: OpenAI-shaped "
+        "messages, tools, whether it ends with a generation prompt, the template keywords the text implies, "
+        "where each message lies (character offsets), and diagnostics. The text carries no tool-call ids, so "
+        "tool calls have none unless --ids asks for fresh random ones.",
+    )
+    _one_line_errors(p)
+    p.add_argument("--template", "-t", required=True, help="bundled name, .jinja file or model folder")
+    p.add_argument("--template-name", help="a named template in a model folder (e.g. tool_use)")
+    p.add_argument("--ids", action="store_true", help="give each tool call a fresh random id")
+    p.add_argument("file", nargs="?", help="the rendered text (default: stdin)")
+    p.set_defaults(func=cmd_transcript)
+
+    p = sub.add_parser(
+        "roundtrip",
+        help="render, parse back and render again; report what the template loses",
+        description="Render a conversation, read the text back, render what was read, and report every "
+        "difference. Exit code: 0 lossless, 1 the template loses something, 2 bad input. With --jsonl, "
+        "check one conversation per line and print counts; exit 2 if any line is invalid, else 1 if any "
+        "conversation is lossy, else 0.",
+    )
+    _one_line_errors(p)
+    p.add_argument("--template", "-t", required=True, help="bundled name, .jinja file or model folder")
+    p.add_argument("--template-name", help="a named template in a model folder (e.g. tool_use)")
+    p.add_argument("--tools", help="JSON file with a list of tool definitions (replaces the conversation's)")
+    p.add_argument("--add-generation-prompt", action="store_true", help="end with the assistant header")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="template variable, JSON or else a string")
+    p.add_argument("--json", action="store_true", help="print the report (or the --jsonl summary) as JSON")
+    p.add_argument(
+        "--ignore",
+        action="append",
+        metavar="KIND",
+        help="a kind of loss to accept, e.g. tool_call_id_not_rendered (repeatable)",
+    )
+    p.add_argument("--jsonl", metavar="FILE", help="check every line of FILE (- for stdin), one conversation each")
+    p.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="with --jsonl, show progress on stderr (default: when stderr is a terminal)",
+    )
+    p.add_argument("file", nargs="?", help="conversation JSON (default: stdin)")
+    p.set_defaults(func=cmd_roundtrip)
 
     p = sub.add_parser("demo", help="show the main job on bundled example data")
     p.set_defaults(func=cmd_demo)
