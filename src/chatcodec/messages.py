@@ -53,9 +53,11 @@ class FunctionCall(BaseModel):
     @model_validator(mode="wrap")
     @classmethod
     def _accept_dict_arguments(cls, data: Any, handler: Any) -> FunctionCall:
+        if not isinstance(data, dict):
+            return handler(data)  # an instance keeps what it remembered
         given_as_dict = False
-        given_keys = tuple(data) if isinstance(data, dict) else None
-        if isinstance(data, dict) and "arguments" in data:
+        given_keys = tuple(data)
+        if "arguments" in data:
             arguments = data["arguments"]
             if arguments is None:
                 data = {**data, "arguments": "{}"}
@@ -100,9 +102,11 @@ class ToolCall(BaseModel):
     @model_validator(mode="wrap")
     @classmethod
     def _accept_flat_shape(cls, data: Any, handler: Any) -> ToolCall:
-        given_keys = tuple(data) if isinstance(data, dict) else None
+        if not isinstance(data, dict):
+            return handler(data)  # an instance keeps what it remembered
+        given_keys: tuple[str, ...] | None = tuple(data)
         # Some producers write {"name": ..., "arguments": ...} without the "function" wrapper.
-        if isinstance(data, dict) and "function" not in data and "name" in data:
+        if "function" not in data and "name" in data:
             data = dict(data)
             function = {"name": data.pop("name"), "arguments": data.pop("arguments", None)}
             data["function"] = function
@@ -133,9 +137,11 @@ class Message(BaseModel):
     @model_validator(mode="wrap")
     @classmethod
     def _accept_reasoning_aliases(cls, data: Any, handler: Any) -> Message:
-        given_keys = tuple(data) if isinstance(data, dict) else None
+        if not isinstance(data, dict):
+            return handler(data)  # an instance keeps what it remembered
+        given_keys = tuple(data)
         reasoning_key = "reasoning_content"
-        if isinstance(data, dict) and data.get("reasoning_content") is None:
+        if data.get("reasoning_content") is None:
             for alias in ("thinking", "reasoning"):
                 value = data.get(alias)
                 if isinstance(value, str):
@@ -146,7 +152,7 @@ class Message(BaseModel):
         message = handler(data)
         message._given_keys = given_keys
         message._reasoning_key = reasoning_key
-        message._empty_tool_calls_given = isinstance(data, dict) and data.get("tool_calls") == []
+        message._empty_tool_calls_given = data.get("tool_calls") == []
         return message
 
     @field_validator("content", mode="before")
@@ -264,11 +270,13 @@ class Tool(BaseModel):
     @model_validator(mode="wrap")
     @classmethod
     def _keep_source(cls, data: Any, handler: Any) -> Tool:
-        if isinstance(data, dict) and "function" not in data and "name" in data:
+        if not isinstance(data, dict):
+            return handler(data)  # an instance keeps its source
+        if "function" not in data and "name" in data:
             # A bare function schema, as some callers pass it.
             data = {"type": "function", "function": data}
         tool = handler(data)
-        tool._source = data if isinstance(data, dict) else tool.model_dump(exclude_none=True)
+        tool._source = data
         return tool
 
     def to_dict(self) -> dict[str, Any]:

@@ -4,9 +4,10 @@
 ``ImmutableSandboxedEnvironment`` with ``trim_blocks``, ``lstrip_blocks``, the ``loopcontrols``
 extension and a ``{% generation %}`` tag, replaces ``tojson`` with a ``json.dumps`` wrapper, and
 adds ``raise_exception`` and ``strftime_now``. Messages are passed with ``None`` values dropped,
-reasoning copied under its alias names, and the tokenizer's special tokens as variables. This
-module reproduces that, byte for byte, and hardens the sandbox further: templates come from
-model repositories and are untrusted code.
+reasoning copied under its alias names, every value rebuilt from plain data, and the
+tokenizer's special tokens as variables. This module reproduces that, byte for byte. The
+environment itself is stricter than transformers' about what templates may do (they come from
+model repositories and are untrusted code): see ``chatcodec.sandbox``.
 """
 
 from __future__ import annotations
