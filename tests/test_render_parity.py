@@ -239,6 +239,10 @@ CONVERSATIONS: list[Conversation] = [
         [user([{"type": "text", "text": "Describe this."}]), assistant("A cat.")],
     ),
     Conversation(
+        "empty-tool-calls-list",
+        [user("Hi"), {"role": "assistant", "content": "Hello.", "tool_calls": []}, user("Bye")],
+    ),
+    Conversation(
         "deepseek-prefix-extra-key",
         [user("Start a poem"), assistant("Roses are", prefix=True)],
     ),
@@ -378,6 +382,7 @@ CORPUS_CONVERSATIONS = [
         "reasoning-in-last-turn",
         "think-tags-in-history",
         "quotes-backslashes-braces",
+        "empty-tool-calls-list",
     }
 ]
 
