@@ -491,6 +491,20 @@ FEATURE_TEMPLATES: dict[str, str] = {
 }
 
 
+def test_documents_reach_the_template(tmp_path: Path) -> None:
+    pytest.importorskip("transformers")
+    from transformers.utils.chat_template_utils import render_jinja_template
+
+    source = "{% for d in documents %}[{{ d.title }}: {{ d.text }}]{% endfor %}{{ messages[0].content }}"
+    documents = [{"title": "Zürich", "text": "Rain ☔"}, {"title": "Paris", "text": "Sun"}]
+    messages = [user("Weather?")]
+    rendered, _ = render_jinja_template(conversations=[messages], documents=documents, chat_template=source)
+    template = tmp_path / "rag.jinja"
+    template.write_text(source, encoding="utf-8")
+    assert chatcodec.load(template).render(messages, documents=documents) == rendered[0]
+    assert rendered[0] == "[Zürich: Rain ☔][Paris: Sun]Weather?"
+
+
 @pytest.mark.parametrize("conversation", CONVERSATIONS, ids=lambda c: c.id)
 @pytest.mark.parametrize("feature", sorted(FEATURE_TEMPLATES))
 def test_environment_feature_parity(reference: Any, tmp_path: Path, feature: str, conversation: Conversation) -> None:

@@ -260,11 +260,13 @@ def render_source(
     label = f"template {name!r}" if name else "template"
     check_syntax(source, name)
     template = compile_template(source)
+    # ``documents`` (for retrieval templates) is a keyword like any other; transformers passes
+    # None when there are none.
     context = {
+        "documents": None,
         **plain_data(dict(variables or {})),
         "messages": hf_template_messages(messages),
         "tools": plain_data(list(tools)) if tools is not None else None,
-        "documents": None,
         "add_generation_prompt": add_generation_prompt,
     }
     try:
