@@ -460,11 +460,6 @@ def test_readme_round_trip_examples_run() -> None:
 # -- known issues of the round trip itself (not of the CLI) --------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="roundtrip says reasoning written as <think>...</think> in content was 'not rendered' (and "
-    "'changed') when Qwen3 renders it as a think block and the transcript recovers it as reasoning_content",
-)
 def test_reasoning_moved_from_content_is_not_reported_as_dropped() -> None:
     messages = [{"role": "user", "content": "x"}, {"role": "assistant", "content": "<think>r</think>c"}]
     report = QWEN.roundtrip(messages)

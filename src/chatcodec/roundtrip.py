@@ -17,6 +17,7 @@ LOSS_KINDS = (
     "text_not_reproduced",
     "message_not_recovered",
     "reasoning_not_rendered",
+    "reasoning_moved",
     "reasoning_changed",
     "whitespace_trimmed",
     "content_changed",
@@ -166,8 +167,19 @@ def _plain(tool: Any) -> Any:
 
 def _compare_message(index: int, before: Message, after: Message, last_user: int) -> list[Loss]:
     losses: list[Loss] = []
-    losses += _compare_content(index, before, after)
-    losses += _compare_reasoning(index, before, after, last_user)
+    moved = _reasoning_moved(before, after)
+    if moved:
+        losses.append(
+            Loss(
+                "reasoning_moved",
+                "reasoning written inside content (<think>...</think>) comes back as reasoning_content",
+                index,
+                "content",
+            )
+        )
+    else:
+        losses += _compare_content(index, before, after)
+        losses += _compare_reasoning(index, before, after, last_user)
     losses += _compare_tool_calls(index, before, after)
     if before.tool_call_id is not None and after.tool_call_id is None:
         losses.append(
@@ -178,6 +190,16 @@ def _compare_message(index: int, before: Message, after: Message, last_user: int
     for key in before.model_extra or {}:
         losses.append(Loss("field_not_rendered", f"field {key!r} is not recovered from the text", index, key))
     return losses
+
+
+def _reasoning_moved(before: Message, after: Message) -> bool:
+    """Content "<think>r</think>c" rendered as a think block and read back as reasoning "r"."""
+    text = before.text
+    if before.reasoning_content or "</think>" not in text or not after.reasoning_content:
+        return False
+    thought, _, answer = text.partition("</think>")
+    thought = thought.split("<think>")[-1]
+    return after.reasoning_content.strip() == thought.strip() and after.text.strip() == answer.strip()
 
 
 def _compare_content(index: int, before: Message, after: Message) -> list[Loss]:

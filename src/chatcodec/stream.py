@@ -115,6 +115,7 @@ class AssistantAssembler:
         self._events: list[Event] = []
         self._finish: FinishReason | None = None
         self._stray_reported_at = -1
+        self._stray_run_start = 0
         self._base = base
         self.silent = False
 
@@ -316,10 +317,13 @@ class AssistantAssembler:
                 self._read_arguments_body(call, piece.text)
         else:
             self._span("unparsed", piece.start, piece.end)
+            if piece.run_start:
+                self._stray_run_start = piece.start
             if piece.kind == STRAY and piece.text.strip() and self._stray_reported_at < 0:
-                self._stray_reported_at = piece.start
+                # Reported once, where the run of such text begins (whatever the chunking).
+                self._stray_reported_at = self._stray_run_start
                 where = "after the end of the message" if self._ended else "where the format has no place for text"
-                self._diagnose("unexpected_text", piece.start, f"text {where}; kept as an unparsed span")
+                self._diagnose("unexpected_text", self._stray_run_start, f"text {where}; kept as an unparsed span")
 
     # -- tool calls --------------------------------------------------------------------------
 
