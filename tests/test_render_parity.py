@@ -338,6 +338,44 @@ def test_bundled_template_parity(
     )
 
 
+ENDS_WITH_ASSISTANT = [c for c in CONVERSATIONS if c.messages[-1]["role"] == "assistant"]
+
+
+@pytest.mark.parametrize("field", [True, "content", "reasoning_content"], ids=["true", "content", "reasoning"])
+@pytest.mark.parametrize("conversation", ENDS_WITH_ASSISTANT, ids=lambda c: c.id)
+@pytest.mark.parametrize("name", BUNDLED)
+def test_continue_final_message_parity(name: str, conversation: Conversation, field: bool | str) -> None:
+    # transformers' prefill option: the text ends inside the last message for the model to go on.
+    pytest.importorskip("transformers")
+    from transformers.utils.chat_template_utils import _normalize_chat_messages, render_jinja_template
+
+    try:
+        expected: str | Exception = render_jinja_template(
+            conversations=[_normalize_chat_messages(copy.deepcopy(conversation.messages))],
+            tools=TOOLS,
+            chat_template=bundled_source(name),
+            continue_final_message=field,
+            **BUNDLED_TOKENS[name],
+        )[0][0]
+    except Exception as exc:  # noqa: BLE001
+        expected = exc
+    codec = chatcodec.load(name)
+    render = lambda: codec.render(copy.deepcopy(conversation.messages), tools=TOOLS, continue_final_message=field)  # noqa: E731
+    if isinstance(expected, Exception):
+        with pytest.raises(chatcodec.ChatCodecError):
+            render()
+    else:
+        assert render() == expected
+
+
+def test_continue_final_message_ends_inside_the_message() -> None:
+    messages = [user("Write a haiku"), assistant("Autumn moonlight ")]
+    text = chatcodec.load("qwen3").render(messages, continue_final_message=True)
+    assert text.endswith("<|im_start|>assistant\n<think>\n\n</think>\n\nAutumn moonlight ")
+    with pytest.raises(chatcodec.InvalidMessageError, match="cannot be used together"):
+        chatcodec.load("qwen3").render(messages, continue_final_message=True, add_generation_prompt=True)
+
+
 # -- the public-template corpus beside the checkout ---------------------------------------------
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "templates"

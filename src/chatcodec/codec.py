@@ -8,7 +8,13 @@ from pathlib import Path
 from typing import Any
 
 from chatcodec.engine import Engine
-from chatcodec.errors import ChatCodecError, TemplateRenderError, TemplateSecurityError, UnsupportedTemplateError
+from chatcodec.errors import (
+    ChatCodecError,
+    InvalidMessageError,
+    TemplateRenderError,
+    TemplateSecurityError,
+    UnsupportedTemplateError,
+)
 from chatcodec.families import detect_family, family_named
 from chatcodec.families.base import Family
 from chatcodec.loading import TemplateSource, find_template
@@ -158,6 +164,10 @@ class Codec:
         *,
         track_generation: bool,
     ) -> tuple[str, list[tuple[int, int]]]:
+        # Not a template variable: transformers' option to end the text inside the last message.
+        continue_final_message = template_kwargs.pop("continue_final_message", False)
+        if continue_final_message and add_generation_prompt:
+            raise InvalidMessageError("continue_final_message and add_generation_prompt cannot be used together")
         source = self.source_for(tools)
         message_dicts = self.template_messages(messages, source=source)
         validated_tools = parse_tools(tools)
@@ -172,6 +182,7 @@ class Codec:
                 add_generation_prompt=add_generation_prompt,
                 variables=variables,
                 track_generation=track_generation,
+                continue_final_message=continue_final_message,
                 name=self.name,
             )
 

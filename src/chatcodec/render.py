@@ -28,7 +28,7 @@ import jinja2.ext
 import jinja2.nodes
 from jinja2.exceptions import SecurityError, TemplateError, TemplateSyntaxError
 
-from chatcodec.errors import TemplateRenderError, TemplateSecurityError
+from chatcodec.errors import InvalidMessageError, TemplateRenderError, TemplateSecurityError
 from chatcodec.sandbox import ChatTemplateSandbox, check_size, trusted_values, weight
 
 Clock = Callable[[], datetime]
@@ -222,6 +222,10 @@ def _is_numpy_scalar(value: Any) -> bool:
     return numpy is not None and isinstance(value, numpy.generic)
 
 
+# The names reasoning goes by; transformers fills the first two from whichever is given.
+REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
+
+
 def hf_template_messages(messages: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """What transformers hands a template: ``None`` values dropped, reasoning aliased.
 
@@ -231,9 +235,7 @@ def hf_template_messages(messages: list[Mapping[str, Any]]) -> list[dict[str, An
     result = []
     for message in messages:
         cleaned = {key: plain_data(value) for key, value in message.items() if value is not None}
-        reasoning = next(
-            (cleaned[key] for key in ("reasoning_content", "thinking", "reasoning") if key in cleaned), None
-        )
+        reasoning = next((cleaned[key] for key in REASONING_FIELDS if key in cleaned), None)
         if reasoning is not None:
             cleaned = {"thinking": reasoning, **cleaned, "reasoning_content": reasoning}
         result.append(cleaned)
@@ -248,11 +250,14 @@ def render_source(
     add_generation_prompt: bool = False,
     variables: Mapping[str, Any] | None = None,
     track_generation: bool = False,
+    continue_final_message: bool | str = False,
     name: str | None = None,
 ) -> tuple[str, list[tuple[int, int]]]:
     """Render a template source with plain dict messages, as transformers does.
 
     Returns the text and, when ``track_generation`` is set, the ``{% generation %}`` spans.
+    ``continue_final_message`` (True for ``content``, or a field name) ends the text inside the
+    last message, so that the model continues it, as transformers' option of that name does.
     Template errors become ``TemplateRenderError`` (``TemplateSecurityError`` for sandbox
     violations) with the template's own message, the template line, and the message being
     rendered when the template failed. ``name`` names the template in those messages.
@@ -260,18 +265,25 @@ def render_source(
     label = f"template {name!r}" if name else "template"
     check_syntax(source, name)
     template = compile_template(source)
+    template_messages = hf_template_messages(messages)
+    final = None
+    if continue_final_message:
+        if track_generation:
+            raise InvalidMessageError("continue_final_message cannot be combined with generation spans")
+        field = continue_final_message if isinstance(continue_final_message, str) else "content"
+        final = _mark_final_message(template_messages, field, source)
     # ``documents`` (for retrieval templates) is a keyword like any other; transformers passes
     # None when there are none.
     context = {
         "documents": None,
         **plain_data(dict(variables or {})),
-        "messages": hf_template_messages(messages),
+        "messages": template_messages,
         "tools": plain_data(list(tools)) if tools is not None else None,
         "add_generation_prompt": add_generation_prompt,
     }
     try:
         with trusted_values(context):
-            return _run(template, context, track_generation)
+            text, spans = _run(template, context, track_generation)
     except SecurityError as exc:
         raise TemplateSecurityError(f"{label} blocked by the sandbox{_where(exc, context)}: {exc}") from None
     except TemplateError as exc:
@@ -283,6 +295,53 @@ def render_source(
         raise TemplateRenderError(f"{label} failed: out of memory") from None
     except Exception as exc:  # noqa: BLE001 - whatever untrusted template code raises is its failure
         raise TemplateRenderError(f"{label} failed{_where(exc, context)}: {type(exc).__name__}: {exc}") from None
+    if final is not None:
+        text = _cut_at_continue_tag(text, final, label)
+    return text, spans
+
+
+# transformers appends this to the final message, renders, and cuts the text where it appears.
+CONTINUE_TAG = "CONTINUE_FINAL_MESSAGE_TAG "
+
+
+def _mark_final_message(messages: list[dict[str, Any]], field: str, source: str) -> str:
+    """Tag the end of the last message's ``field`` (every reasoning alias copy of it); return its text."""
+    if not messages:
+        raise InvalidMessageError("continue_final_message is set but the conversation is empty")
+    last = messages[-1]
+    final = last.get(field)
+    if final is None:
+        raise InvalidMessageError(f'continue_final_message is set but the final message has no "{field}"')
+    fields = [field]
+    if field in REASONING_FIELDS:
+        fields = [name for name in REASONING_FIELDS if last.get(name) == final]
+    if not any(name in source for name in fields):
+        raise InvalidMessageError(f'continue_final_message is set to "{field}", which the template never reads')
+    if isinstance(final, (list, tuple)):
+        # Content parts: continue the last text part.
+        for part in reversed(final):
+            if isinstance(part, dict) and "text" in part:
+                text = str(part["text"])
+                part["text"] = text + CONTINUE_TAG
+                return text
+        raise InvalidMessageError("continue_final_message is set but the final message has no text part")
+    for name in fields:
+        last[name] = last[name] + CONTINUE_TAG
+    return str(final)
+
+
+def _cut_at_continue_tag(text: str, final: str, label: str) -> str:
+    tag = CONTINUE_TAG.strip()
+    if final.strip() not in text or tag not in text:
+        raise TemplateRenderError(
+            f"{label} does not render the final message as given, so it cannot be continued "
+            f"(continue_final_message): {final.strip()[:80]!r}"
+        )
+    at = text.rindex(tag)
+    if text[at : at + len(CONTINUE_TAG)] == CONTINUE_TAG:
+        return text[:at]
+    # The template trimmed the message's trailing space (and the tag's): trim the same way.
+    return text[:at].rstrip()
 
 
 def _run(
