@@ -362,8 +362,8 @@ def _check_indent_filter(s: Any, width: Any = 4, first: bool = False, blank: boo
         check_size(len(s) + (s.count("\n") + 1) * len(width), "a string")
 
 
-def _check_width_filter(value: Any, width: Any = 80, *args: Any, **kwargs: Any) -> None:
-    check_number(width, "a filter")
+def _check_width_filter(value: Any, width: Any = 80) -> None:
+    check_number(width, "center")
 
 
 def _check_lipsum(n: int = 5, html: bool = True, min: int = 20, max: int = 100) -> None:  # noqa: A002
@@ -377,6 +377,4 @@ _FILTER_CHECKS: dict[str, Callable[..., None]] = {
     "format": _check_format_filter,
     "indent": _check_indent_filter,
     "center": _check_width_filter,
-    "truncate": _check_width_filter,
-    "wordwrap": _check_width_filter,
 }
