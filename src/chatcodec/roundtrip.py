@@ -225,6 +225,8 @@ def _compare_reasoning(index: int, before: Message, after: Message, last_user: i
     new = after.reasoning_content or ""
     if old == new:
         return []
+    if new == old.strip() or new == old.strip("\n"):
+        return [Loss("whitespace_trimmed", "leading/trailing whitespace of reasoning trimmed", index, "reasoning_content")]
     if old and not new:
         why = (
             "the template keeps reasoning only after the last user turn"
@@ -232,8 +234,6 @@ def _compare_reasoning(index: int, before: Message, after: Message, last_user: i
             else "the template does not render reasoning here"
         )
         return [Loss("reasoning_not_rendered", f"reasoning_content not rendered ({why})", index, "reasoning_content")]
-    if new == old.strip() or new == old.strip("\n"):
-        return [Loss("whitespace_trimmed", "leading/trailing whitespace of reasoning trimmed", index, "reasoning_content")]
     return [Loss("reasoning_changed", "reasoning_content changed", index, "reasoning_content")]
 
 
