@@ -1,0 +1,581 @@
+"""Adversarial model output: the parser stays linear, bounded in memory and lossless.
+
+Nothing here measures wall-clock time (timings are noisy). Linearity is checked with counts
+that do not depend on the machine:
+
+* **work**: the number of Python and built-in function calls a parse makes, for an input and
+  for one twice its size (a quadratic step shows as a ratio near 4, not 2);
+* **lexer look-ups**: the characters the delimiter lexer is handed and examines on each feed,
+  which must not grow with the text already read;
+* **memory**: the ``tracemalloc`` peak of a parse, for an input and one twice its size.
+
+Every case also checks that nothing was lost (the spans reassemble the input) and that lenient
+parsing raised nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+import tracemalloc
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+import chatcodec
+from chatcodec import ParseError
+from chatcodec.engine import Engine
+from chatcodec.events import Event, ToolCallArgumentsDelta, ToolCallEnd, ToolCallStart
+from chatcodec.lexer import DelimiterMatcher, Found, JsonStringTracker
+from chatcodec.stream import ParseResult
+
+# time(2n) / time(n) of a linear parser is 2; the checks allow a little for fixed costs.
+MAX_GROWTH = 2.2
+MB = 1_000_000
+SMALL_DELTAS = (1, 2, 3, 5, 7)  # cycled: misaligned with every repeated unit below
+
+DS_CALLS_BEGIN = "<｜tool▁calls▁begin｜>"
+DS_CALLS_END = "<｜tool▁calls▁end｜>"
+DS_END = "<｜end▁of▁sentence｜>"
+
+
+def ds_call(name: str, arguments: str, *, close: bool = True) -> str:
+    return f"<｜tool▁call▁begin｜>{name}<｜tool▁sep｜>{arguments}" + ("<｜tool▁call▁end｜>" if close else "")
+
+
+def hermes_call(name: str, arguments: str, *, close: bool = True) -> str:
+    return f'\n<tool_call>\n{{"name": "{name}", "arguments": {arguments}' + ("}\n</tool_call>" if close else "")
+
+
+def call_text(family: str, arguments: str, *, name: str = "f", close: bool = True) -> str:
+    """One tool call with raw ``arguments`` text, as the family writes it."""
+    if family == "deepseek":
+        return DS_CALLS_BEGIN + ds_call(name, arguments, close=close) + (DS_CALLS_END if close else "")
+    return hermes_call(name, arguments, close=close)
+
+
+# ---- feeding and measuring -----------------------------------------------------------------
+
+
+def pieces_of(text: str, sizes: tuple[int, ...] | None) -> Iterator[str]:
+    """``text`` whole (``sizes`` None) or cut into deltas of the given sizes, cycled."""
+    if sizes is None:
+        yield text
+        return
+    pos = 0
+    index = 0
+    while pos < len(text):
+        size = sizes[index % len(sizes)]
+        yield text[pos : pos + size]
+        pos += size
+        index += 1
+
+
+@dataclass
+class Parsed:
+    result: ParseResult
+    events: list[Event]
+    feeds: int
+
+
+def parse(family: str, text: str, sizes: tuple[int, ...] | None = None, **options: Any) -> Parsed:
+    parser = chatcodec.load(family).stream(**options)
+    events: list[Event] = []
+    feeds = 0
+    for delta in pieces_of(text, sizes):
+        events += parser.feed(delta)
+        feeds += 1
+    events += parser.close()
+    return Parsed(parser.result(), events, feeds)
+
+
+def work(run: Callable[[], object]) -> int:
+    """How many Python and built-in function calls ``run`` makes: a machine-independent
+    measure of work (it grows like running time, without its noise)."""
+    count = 0
+
+    def profile(frame: object, event: str, arg: object) -> None:
+        nonlocal count
+        if event == "call" or event == "c_call":
+            count += 1
+
+    previous = sys.getprofile()
+    sys.setprofile(profile)
+    try:
+        run()
+    finally:
+        sys.setprofile(previous)
+    return count
+
+
+def peak_memory(run: Callable[[], object]) -> int:
+    """The ``tracemalloc`` peak while ``run`` runs, above what was allocated before."""
+    already = tracemalloc.is_tracing()
+    if not already:
+        tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        before, _ = tracemalloc.get_traced_memory()
+        run()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        if not already:
+            tracemalloc.stop()
+    return peak - before
+
+
+def growth(measure: Callable[[int], int], n: int) -> float:
+    measure(n)  # warm the per-grammar caches (parser states, matchers)
+    return measure(2 * n) / measure(n)
+
+
+# ---- adversarial inputs --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Case:
+    """An adversarial input family: ``make(n)`` builds an input of about ``n`` characters."""
+
+    name: str
+    family: str
+    make: Callable[[int], str]
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def repeated(unit: str, prefix: str = "") -> Callable[[int], str]:
+    return lambda n: prefix + unit * max(1, n // len(unit))
+
+
+def quotes_and_backslashes(n: int, seed: int = 7) -> str:
+    rng = random.Random(seed)
+    return "".join(rng.choice('"\\') for _ in range(n))
+
+
+def token_soup(family: str, seed: int = 11) -> Callable[[int], str]:
+    """Random runs of delimiters, partial delimiters, quotes, brackets and text (no end token,
+    which would leave the rest unparsed). ``make(2 * n)`` continues ``make(n)``."""
+    common = ['"', "\\", "{", "}", "[", "]", "text ", " ", "\n", '"name": "f", "arguments": ']
+    if family == "deepseek":
+        tokens = common + [
+            DS_CALLS_BEGIN,
+            "<｜tool▁call▁begin｜>",
+            "<｜tool▁sep｜>",
+            "<｜tool▁call▁end｜>",
+            DS_CALLS_END,
+            "<｜tool▁",
+            "<｜tool▁call",
+            "</think>",
+        ]
+    else:
+        tokens = common + ["<tool_call>\n", "\n<tool_call>", "\n</tool_call>", "</tool_call>", "<tool_", "<tool_call"]
+        tokens += ["<think>\n", "\n</think>\n\n"] if family == "qwen3" else []
+
+    def make(n: int) -> str:
+        rng = random.Random(seed)
+        parts: list[str] = []
+        total = 0
+        while total < n:
+            parts.append(rng.choice(tokens))
+            total += len(parts[-1])
+        return "".join(parts)
+
+    return make
+
+
+def tiny_calls(family: str) -> Callable[[int], str]:
+    """About ``n`` characters of back-to-back small tool calls."""
+
+    def make(n: int) -> str:
+        count = max(1, n // 45)
+        if family == "deepseek":
+            body = "".join(ds_call("f", f'{{"i": {i}}}') for i in range(count))
+            return DS_CALLS_BEGIN + body + DS_CALLS_END + DS_END
+        end = "<|im_end|>" if family == "qwen3" else "<|eot_id|>"
+        return "".join(hermes_call("f", f'{{"i": {i}}}') for i in range(count)) + end
+
+    return make
+
+
+def nested(family: str, opener: str = "[", closer: str = "]") -> Callable[[int], str]:
+    return lambda n: call_text(family, '{"a": ' + opener * n + closer * n + "}")
+
+
+def unterminated_string(family: str) -> Callable[[int], str]:
+    """A tool call whose arguments open a string that never closes; delimiters follow inside."""
+    filler = 'x</tool_call><|im_end|><|eot_id|><｜tool▁call▁end｜><｜end▁of▁sentence｜>\\"\n'
+    return lambda n: call_text(family, '{"a": "' + filler * max(1, n // len(filler)), close=False)
+
+
+def in_json_string(family: str, body: Callable[[int], str]) -> Callable[[int], str]:
+    """``body`` inside a tool call's JSON arguments, right after an opening quote (no close)."""
+    return lambda n: call_text(family, '{"a": "' + body(n), close=False)
+
+
+PARTIAL_DELIMITERS = [
+    Case("qwen3 <tool_", "qwen3", repeated("<tool_")),
+    Case("qwen3 <tool_ in reasoning", "qwen3", repeated("<tool_", prefix="<think>\n")),
+    Case("llama3_hermes <tool_", "llama3_hermes", repeated("<tool_")),
+    Case("deepseek <｜tool▁", "deepseek", repeated("<｜tool▁")),
+    Case("deepseek <｜tool▁call", "deepseek", repeated("<｜tool▁call")),
+    Case("deepseek <｜tool▁call in reasoning", "deepseek", repeated("<｜tool▁call"), {"reasoning": True}),
+]
+
+LINEAR_CASES = [
+    *PARTIAL_DELIMITERS,
+    Case("qwen3 nested brackets", "qwen3", lambda n: nested("qwen3")(n // 2)),
+    Case("deepseek nested objects", "deepseek", lambda n: nested("deepseek", '{"a":', "}")(n // 8)),
+    Case("qwen3 unterminated string", "qwen3", unterminated_string("qwen3")),
+    Case("llama3_hermes unterminated string", "llama3_hermes", unterminated_string("llama3_hermes")),
+    Case("deepseek unterminated string", "deepseek", unterminated_string("deepseek")),
+    Case("qwen3 quotes in a string", "qwen3", in_json_string("qwen3", quotes_and_backslashes)),
+    Case(
+        "deepseek quotes in arguments",
+        "deepseek",
+        lambda n: call_text("deepseek", quotes_and_backslashes(n), close=False),
+    ),
+    Case("qwen3 tiny calls", "qwen3", tiny_calls("qwen3")),
+    Case("llama3_hermes tiny calls", "llama3_hermes", tiny_calls("llama3_hermes")),
+    Case("deepseek tiny calls", "deepseek", tiny_calls("deepseek")),
+    Case("qwen3 token soup", "qwen3", token_soup("qwen3")),
+    Case("deepseek token soup", "deepseek", token_soup("deepseek")),
+    Case("llama3_hermes token soup", "llama3_hermes", token_soup("llama3_hermes")),
+]
+
+
+# ---- linear work and memory ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("sizes", [None, SMALL_DELTAS], ids=["whole", "deltas"])
+@pytest.mark.parametrize("case", LINEAR_CASES, ids=str)
+def test_work_grows_linearly(case: Case, sizes: tuple[int, ...] | None) -> None:
+    def measure(n: int) -> int:
+        text = case.make(n)
+        return work(lambda: parse(case.family, text, sizes, **case.options))
+
+    ratio = growth(measure, 10_000)
+    assert ratio <= MAX_GROWTH, f"{case}: twice the input took {ratio:.2f}x the work"
+
+
+@pytest.mark.parametrize("case", [c for c in LINEAR_CASES if c not in PARTIAL_DELIMITERS], ids=str)
+def test_memory_grows_linearly(case: Case) -> None:
+    def measure(n: int) -> int:
+        text = case.make(n)
+        return peak_memory(lambda: parse(case.family, text, None, **case.options))
+
+    ratio = growth(measure, 20_000)
+    assert ratio <= MAX_GROWTH, f"{case}: twice the input took {ratio:.2f}x the memory"
+
+
+# ---- 1 MB of partial delimiters ------------------------------------------------------------
+
+
+def partial_delimiter_params() -> Iterator[Any]:
+    for case in PARTIAL_DELIMITERS:
+        yield pytest.param(case, None, id=f"{case}-whole")
+        if "reasoning" not in case.name:  # the same lexing as in content, in another state
+            yield pytest.param(case, SMALL_DELTAS, id=f"{case}-deltas")
+
+
+@pytest.mark.parametrize(("case", "sizes"), partial_delimiter_params())
+def test_megabyte_of_partial_delimiters(case: Case, sizes: tuple[int, ...] | None) -> None:
+    text = case.make(MB)
+    parsed = parse(case.family, text, sizes, **case.options)
+    result = parsed.result
+    assert result.reassemble() == text
+    assert not result.message.tool_calls
+    body = text.removeprefix("<think>\n")
+    if "<think>" in text or case.options.get("reasoning"):
+        assert result.message.reasoning_content == body
+        assert result.finish_reason == "length"  # the reasoning block never closed
+    else:
+        assert result.message.content == body
+        assert result.finish_reason == "stop"
+    assert result.diagnostics == []  # a partial delimiter is no delimiter at all
+    # Held-back text is released with the next delta: at most one event per feed.
+    assert len(parsed.events) <= parsed.feeds + 2
+
+
+def test_partial_delimiters_use_memory_in_proportion() -> None:
+    text = "<tool_" * (MB // 6)
+    peak = peak_memory(lambda: parse("qwen3", text))
+    assert peak <= 4 * len(text), f"{peak / len(text):.1f} bytes per character"
+
+
+# ---- deep nesting ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("sizes", [None, (1, 4, 16, 64)], ids=["whole", "deltas"])
+@pytest.mark.parametrize("family", ["qwen3", "llama3_hermes", "deepseek"])
+@pytest.mark.parametrize(("opener", "closer"), [("[", "]"), ('{"a":', "}")], ids=["arrays", "objects"])
+def test_hundred_thousand_nested_brackets(family: str, opener: str, closer: str, sizes: tuple[int, ...] | None) -> None:
+    depth = 100_000
+    arguments = '{"a": ' + opener * depth + closer * depth + "}"
+    text = call_text(family, arguments) + ("<|im_end|>" if family == "qwen3" else "")
+    parsed = parse(family, text, sizes)  # no RecursionError
+    result = parsed.result
+    assert result.reassemble() == text
+    (call,) = result.message.tool_calls or []
+    assert call.function.name == "f"
+    assert call.function.arguments == arguments  # the model's own text, never re-serialized
+    streamed = "".join(e.text for e in parsed.events if isinstance(e, ToolCallArgumentsDelta))
+    assert streamed == arguments
+    (end,) = [e for e in parsed.events if isinstance(e, ToolCallEnd)]
+    assert end.arguments == arguments
+    # Too deep for Python's json module: the call keeps its raw text and says so.
+    if end.parsed is None:
+        assert [d.kind for d in result.diagnostics] == ["malformed_tool_call"]
+
+
+@pytest.mark.parametrize("family", ["qwen3", "deepseek"])
+def test_nested_brackets_in_strict_mode_raise_only_parse_errors(family: str) -> None:
+    depth = 100_000
+    text = call_text(family, '{"a": ' + "[" * depth + "]" * depth + "}")
+    try:
+        chatcodec.load(family).parse(text, strict=True)
+    except ParseError:
+        pass
+
+
+@pytest.mark.parametrize("family", ["qwen3", "deepseek"])
+def test_unbalanced_brackets_still_close_the_call(family: str) -> None:
+    arguments = '{"a": ' + "[" * 100_000
+    text = call_text(family, arguments) + "after"
+    result = parse(family, text, (1, 4, 16, 64)).result
+    assert result.reassemble() == text
+    assert any(d.kind == "malformed_tool_call" for d in result.diagnostics)
+    assert result.message.content is not None and result.message.content.endswith("after")
+
+
+# ---- unterminated JSON strings, quotes and backslashes -------------------------------------
+
+
+@pytest.mark.parametrize("sizes", [None, (1, 3, 8, 21)], ids=["whole", "deltas"])
+@pytest.mark.parametrize("family", ["qwen3", "llama3_hermes", "deepseek"])
+def test_unterminated_json_string(family: str, sizes: tuple[int, ...] | None) -> None:
+    text = unterminated_string(family)(MB // 2)
+    parsed = parse(family, text, sizes)
+    result = parsed.result
+    assert result.reassemble() == text
+    # Every delimiter after the open quote is inside the string: one call, never closed.
+    (call,) = result.message.tool_calls or []
+    prefix = '\n<tool_call>\n{"name": "f", "arguments": ' if family != "deepseek" else None
+    expected = text.removeprefix(prefix) if prefix else text.split("<｜tool▁sep｜>", 1)[1]
+    assert call.function.arguments == expected
+    assert result.finish_reason == "length"
+    assert "unclosed_tool_call" in [d.kind for d in result.diagnostics]
+    with pytest.raises(ParseError):
+        chatcodec.load(family).parse(text, strict=True)
+
+
+@pytest.mark.parametrize("sizes", [None, (1, 3, 8, 21)], ids=["whole", "deltas"])
+@pytest.mark.parametrize(
+    "where",
+    ["content", "reasoning", "qwen3 string", "hermes object", "deepseek arguments"],
+)
+def test_megabyte_of_quotes_and_backslashes(where: str, sizes: tuple[int, ...] | None) -> None:
+    size = MB if sizes is None else MB // 4
+    body = quotes_and_backslashes(size)
+    family, text, options = {
+        "content": ("qwen3", body, {}),
+        "reasoning": ("deepseek", body, {"reasoning": True}),
+        "qwen3 string": ("qwen3", in_json_string("qwen3", lambda n: body)(0), {}),
+        "hermes object": ("llama3_hermes", call_text("llama3_hermes", body, close=False), {}),
+        "deepseek arguments": ("deepseek", call_text("deepseek", body, close=False), {}),
+    }[where]
+    result = parse(family, text, sizes, **options).result
+    assert result.reassemble() == text
+    message = result.message
+    if where == "content":
+        assert message.content == body
+    elif where == "reasoning":
+        assert message.reasoning_content == body
+    else:
+        assert len(message.tool_calls or []) <= 1
+
+
+@pytest.mark.parametrize("family", ["qwen3", "llama3_hermes", "deepseek"])
+def test_token_soup_is_lossless(family: str) -> None:
+    for seed in range(50):
+        text = token_soup(family, seed)(2_000)
+        whole = parse(family, text).result
+        assert whole.reassemble() == text
+        streamed = parse(family, text, (1, 2, 3, 5, 8, 13)).result
+        assert streamed.reassemble() == text
+
+
+# ---- many tiny tool calls --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("family", "sizes"),
+    [("qwen3", None), ("llama3_hermes", None), ("deepseek", None), ("qwen3", (3, 16, 64)), ("deepseek", (3, 16, 64))],
+    ids=["qwen3-whole", "llama3_hermes-whole", "deepseek-whole", "qwen3-deltas", "deepseek-deltas"],
+)
+def test_ten_thousand_tiny_tool_calls(family: str, sizes: tuple[int, ...] | None) -> None:
+    count = 10_000
+    text = tiny_calls(family)(45 * count)
+    parsed = parse(family, text, sizes)
+    result = parsed.result
+    assert result.reassemble() == text
+    assert result.diagnostics == []
+    assert result.finish_reason == "tool_calls"
+    calls = result.message.tool_calls or []
+    assert len(calls) == count
+    assert all(json.loads(call.function.arguments) == {"i": i} for i, call in enumerate(calls))
+    starts = [e.index for e in parsed.events if isinstance(e, ToolCallStart)]
+    assert starts == list(range(count))
+    assert len({call.id for call in calls}) == count
+
+
+# ---- 10 MB in one-character deltas -------------------------------------------------------------
+
+
+def ten_megabytes() -> tuple[str, str, str]:
+    """A completion of about 10 MB: long reasoning, long content, one tool call."""
+    line = "Step {i}: the value is {v}, so a < b holds; next.\n"
+    reasoning = "".join(line.format(i=i, v=i * 7919 % 100_003) for i in range(100_000))
+    content = "".join(f"Result {i} is ready. " for i in range(250_000))
+    text = f"<think>\n{reasoning}\n</think>\n\n{content}" + hermes_call("f", '{"done": true}') + "<|im_end|>"
+    return text, reasoning, content
+
+
+def test_ten_megabytes_in_one_character_deltas() -> None:
+    text, reasoning, content = ten_megabytes()
+    assert len(text) >= 10 * MB
+    parser = chatcodec.load("qwen3").stream()
+    events = 0
+    feed = parser.feed
+    for char in text:
+        events += len(feed(char))
+    events += len(parser.close())
+    result = parser.result()
+    assert result.reassemble() == text
+    message = result.message
+    assert message.reasoning_content == reasoning
+    assert message.content == content
+    assert [c.function.arguments for c in message.tool_calls or []] == ['{"done": true}']
+    assert result.diagnostics == []
+    assert events <= len(text) + 10  # at most one event per delta, plus the call's and finish
+
+
+# ---- the lexer looks at each character a bounded number of times -------------------------------
+
+
+@dataclass
+class LexerAudit:
+    """Wraps the delimiter lexer to record, per feed, what it is handed and examines.
+
+    A matcher call that searches ``text[pos:end]`` examines the characters up to where it stopped
+    (a delimiter's end, or ``end``); a check at one position (``match_at``) or of the held-back
+    tail (``hold_point``) examines at most one delimiter's length. The JSON string tracker is
+    recorded apart: it must see each character of a tool-call body once.
+    """
+
+    longest: int
+    handed: list[int] = field(default_factory=list)  # len(text) of each matcher call
+    examined: int = 0
+    json_examined: int = 0
+    pieces: int = 0
+
+    def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        search, match_at, hold_point = DelimiterMatcher.search, DelimiterMatcher.match_at, DelimiterMatcher.hold_point
+        advance, engine_feed, engine_close = JsonStringTracker.advance, Engine.feed, Engine.close
+        audit = self
+
+        def audited_search(matcher: DelimiterMatcher, text: str, pos: int, end: int, final: bool) -> Found | int:
+            found = search(matcher, text, pos, end, final)
+            audit.handed.append(len(text))
+            audit.examined += (found.end if isinstance(found, Found) else end) - pos
+            return found
+
+        def audited_match_at(matcher: DelimiterMatcher, text: str, pos: int, end: int, final: bool) -> Any:
+            audit.handed.append(len(text))
+            audit.examined += min(end - pos, audit.longest)
+            return match_at(matcher, text, pos, end, final)
+
+        def audited_hold_point(matcher: DelimiterMatcher, text: str, pos: int, end: int) -> int:
+            audit.handed.append(len(text))
+            audit.examined += min(end - pos, audit.longest)
+            return hold_point(matcher, text, pos, end)
+
+        def audited_advance(tracker: JsonStringTracker, text: str, start: int, stop: int) -> None:
+            audit.json_examined += stop - start
+            advance(tracker, text, start, stop)
+
+        def audited_feed(engine: Engine, text: str) -> list[Any]:
+            pieces = engine_feed(engine, text)
+            audit.pieces += len(pieces)
+            return pieces
+
+        def audited_close(engine: Engine) -> list[Any]:
+            pieces = engine_close(engine)
+            audit.pieces += len(pieces)
+            return pieces
+
+        monkeypatch.setattr(DelimiterMatcher, "search", audited_search)
+        monkeypatch.setattr(DelimiterMatcher, "match_at", audited_match_at)
+        monkeypatch.setattr(DelimiterMatcher, "hold_point", audited_hold_point)
+        monkeypatch.setattr(JsonStringTracker, "advance", audited_advance)
+        monkeypatch.setattr(Engine, "feed", audited_feed)
+        monkeypatch.setattr(Engine, "close", audited_close)
+
+
+def random_deltas(seed: int) -> tuple[int, ...]:
+    rng = random.Random(seed)
+    return tuple(rng.randint(1, 24) for _ in range(997))
+
+
+# Known excess: where one delimiter's spelling contains another (qwen3's and llama3_hermes's
+# tool preamble quotes "<tool_call>"), every match re-checks the held-back tail at the buffer's
+# end, even a match far from it. For a delimiter spelled inside a JSON string that check is
+# repeated per occurrence: still linear, but about 7 characters examined per input character
+# in one whole feed. Checking only matches within one longest spelling of the end removes it.
+TAIL_CHECK_PER_MATCH = pytest.mark.xfail(
+    strict=True, reason="the held-back check runs for every match, not only near the buffer's end"
+)
+
+
+def audited_params() -> Iterator[Any]:
+    feedings = [("whole", None), ("1-char", (1,)), ("random", random_deltas(3))]
+    for case in LINEAR_CASES:
+        for label, sizes in feedings:
+            excess = sizes is None and case.name.endswith("unterminated string") and case.family != "deepseek"
+            yield pytest.param(case, sizes, id=f"{case}-{label}", marks=[TAIL_CHECK_PER_MATCH] if excess else [])
+
+
+@pytest.mark.parametrize(("case", "sizes"), audited_params())
+def test_lexer_never_rescans(case: Case, sizes: tuple[int, ...] | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Principle 4 as a count: the lexer is handed each delta plus a held-back tail shorter than
+    the longest delimiter, never the text already read, and over a whole stream it examines
+
+        examined <= 2 * characters + 3 * longest * (feeds + pieces)
+
+    Each character is searched once, or twice where a delimiter spelled inside a JSON string is
+    searched again from its second character. On top of that each feed re-reads its held-back
+    tail and checks it once more (2 * longest), and each piece handed out costs at most one
+    delimiter's length of look-ahead at its boundary (match_at, a held-back check, the overlap
+    of a search that stopped at a delimiter).
+    """
+    codec = chatcodec.load(case.family)
+    longest = max(len(spelling) for spelling in codec.family.grammar.spellings)
+    text = case.make(20_000)
+    audit = LexerAudit(longest)
+    audit.install(monkeypatch)
+    parser = codec.stream(**case.options)
+    feeds = 0
+    for delta in pieces_of(text, sizes):
+        audit.handed.clear()
+        parser.feed(delta)
+        feeds += 1
+        assert max(audit.handed, default=0) < len(delta) + longest, "the lexer was handed text it had already read"
+    parser.close()
+    assert parser.result().reassemble() == text
+    bound = 2 * len(text) + 3 * longest * (feeds + audit.pieces)
+    assert audit.examined <= bound, f"examined {audit.examined} characters of {len(text)} (bound {bound})"
+    assert audit.json_examined <= len(text), "the JSON string tracker read characters twice"
