@@ -9,6 +9,8 @@ run's length), and once per delimiter.
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass
 
 from lark import Token
@@ -17,6 +19,9 @@ from lark.parsers.lalr_analysis import Shift
 
 from chatcodec.grammar import JSON_TERMINALS, FamilyGrammar, StateInfo
 from chatcodec.lexer import Found, GrammarError, JsonStringTracker
+
+_json_decoder = json.JSONDecoder()
+_JSON_LEADING_SPACE = re.compile(r"[ \t\n\r]*")
 
 STRAY = "STRAY"  # free text where the grammar accepts none (e.g. after the end token)
 
@@ -57,6 +62,7 @@ class Engine:
         self._run: str | None = None
         self._json: JsonStringTracker | None = None
         self._json_base = 0  # absolute position where the current JSON run started
+        self._json_value_end = -1  # where its value ends, when decoded at once
         self._run_fresh = False
         self._state_info: StateInfo | None = None
         self.closed = False
@@ -165,13 +171,33 @@ class Engine:
         tracker = self._json
         if tracker is None:
             return info.matcher.search(buffer, pos, end, final)
+        if tracker.scanned == 0 and not tracker.finished:
+            self._decode_json_at_once(tracker, buffer, end)
         while True:
             found = info.matcher.search(buffer, pos, end, final)
             self._advance_json(buffer, found if isinstance(found, int) else found.start)
-            if isinstance(found, int) or not (tracker.in_string or tracker.escaped):
+            if isinstance(found, int):
+                return found
+            inside = self._offset + found.start < self._json_value_end or tracker.in_string or tracker.escaped
+            if not inside:
                 return found
             # A delimiter spelled inside a JSON string literal is text.
             pos = found.start + 1
+
+    def _decode_json_at_once(self, tracker: JsonStringTracker, buffer: str, end: int) -> None:
+        """When a JSON body starts inside the text at hand (one-shot parsing, a large delta),
+        let the C decoder find where its value ends instead of tracking strings in Python."""
+        start = self._json_base - self._offset
+        first = _JSON_LEADING_SPACE.match(buffer, start, end).end()  # type: ignore[union-attr]
+        if first >= end or buffer[first] not in '{["':
+            return
+        try:
+            _, value_end = _json_decoder.raw_decode(buffer, first)
+        except (ValueError, RecursionError):
+            return  # incomplete or invalid: the tracker reads it as it comes
+        tracker.finished = True
+        tracker.scanned = value_end - start
+        self._json_value_end = self._offset + value_end
 
     def _advance_json(self, buffer: str, index: int) -> None:
         """Let the JSON string tracker examine the run's text up to ``buffer[index]``."""
@@ -192,6 +218,7 @@ class Engine:
         if terminal in JSON_TERMINALS:
             self._json = JsonStringTracker()
             self._json_base = self._offset + index
+            self._json_value_end = -1
 
     def _text(self, out: list[Piece], text: str, index: int) -> Piece:
         piece = Piece(self._run or STRAY, text, self._offset + index, run_start=self._run_fresh)

@@ -24,7 +24,7 @@ _SCALAR_END = re.compile(r"[,}\]\s]")
 class ValueScanner:
     """Finds the end of one JSON value fed in pieces (the first piece starts at the value)."""
 
-    __slots__ = ("mode", "depth", "in_string", "escaped", "done")
+    __slots__ = ("mode", "depth", "in_string", "escaped", "done", "parsed", "has_parsed")
 
     def __init__(self) -> None:
         self.mode = ""  # "container", "string" or "scalar", set by the first character
@@ -32,6 +32,9 @@ class ValueScanner:
         self.in_string = False
         self.escaped = False
         self.done = False
+        # The decoded value, when the C decoder read it whole (saves decoding it again).
+        self.parsed: object = None
+        self.has_parsed = False
 
     def feed(self, text: str, pos: int) -> int | None:
         """Scan ``text`` from ``pos``; return the index just past the value, or None (need more)."""
@@ -44,9 +47,11 @@ class ValueScanner:
             else:
                 self.mode = "scalar"
             # One-shot fast path: the C decoder, when the whole value is already here.
-            end = _try_decode(text, pos, self_delimiting=self.mode != "scalar")
-            if end is not None:
+            decoded = _try_decode(text, pos, self_delimiting=self.mode != "scalar")
+            if decoded is not None:
                 self.done = True
+                self.parsed, end = decoded
+                self.has_parsed = True
                 return end
             if self.mode == "string":
                 self.in_string = True
@@ -99,15 +104,15 @@ class ValueScanner:
         return None
 
 
-def _try_decode(text: str, pos: int, *, self_delimiting: bool) -> int | None:
+def _try_decode(text: str, pos: int, *, self_delimiting: bool) -> tuple[object, int] | None:
     try:
-        _, end = _decoder.raw_decode(text, pos)
+        value, end = _decoder.raw_decode(text, pos)
     except (json.JSONDecodeError, RecursionError):
         return None
     # A number at the very end of the text may still grow ("12" then "3").
     if not self_delimiting and end >= len(text):
         return None
-    return end
+    return value, end
 
 
 @dataclass
@@ -117,6 +122,7 @@ class MemberEvent:
     kind: str  # "key", "value_text", "value_end"
     key: str
     text: str = ""
+    value: ValueScanner | None = None  # on "value_end": the finished scanner
 
 
 @dataclass
@@ -150,7 +156,7 @@ class ObjectScanner:
                     break
                 if end > pos:
                     events.append(MemberEvent("value_text", self.key, text[pos:end]))
-                events.append(MemberEvent("value_end", self.key))
+                events.append(MemberEvent("value_end", self.key, value=self.value))
                 self.value = None
                 self.state = "after_value"
                 pos = end

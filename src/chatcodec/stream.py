@@ -83,6 +83,8 @@ class _Call:
     id: str | None = None
     rejected: str | None = None
     error: str | None = None
+    parsed: Any = None  # the arguments' value, when the scanner decoded it whole
+    has_parsed: bool = False
 
 
 class AssistantAssembler:
@@ -362,6 +364,9 @@ class AssistantAssembler:
                     call.arguments_done = True
                     if call.arguments_as_string is not None:
                         self._string_arguments(call)
+                    elif event.value is not None and event.value.has_parsed:
+                        call.parsed = event.value.parsed
+                        call.has_parsed = True
         if scanner.error is not None and call.error is None:
             call.error = scanner.error
 
@@ -394,6 +399,9 @@ class AssistantAssembler:
         self._arguments_text(call, text[pos:end])
         call.arguments_done = True
         call.after_value.append(text[end:])
+        if call.value.has_parsed:
+            call.parsed = call.value.parsed
+            call.has_parsed = True
 
     def _arguments_text(self, call: _Call, text: str) -> None:
         if not text:
@@ -431,11 +439,13 @@ class AssistantAssembler:
         if not call.arguments_parts:
             self._arguments_text(call, "{}")
         arguments = "".join(call.arguments_parts)
-        try:
-            parsed: Any = json.loads(arguments)
-        except (json.JSONDecodeError, RecursionError):
-            parsed = None
-            call.error = call.error or "the arguments are not valid JSON"
+        parsed: Any = call.parsed
+        if not call.has_parsed:
+            try:
+                parsed = json.loads(arguments)
+            except (json.JSONDecodeError, RecursionError):
+                parsed = None
+                call.error = call.error or "the arguments are not valid JSON"
         if call.error is not None and closed:
             self._diagnose("malformed_tool_call", call.start, f"tool call {call.index}: {call.error}")
         for kind, start, end, name in call.spans:
