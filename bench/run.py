@@ -307,6 +307,18 @@ def stream_seconds(codec: chatcodec.Codec, case: Case, step: int, samples: int, 
     return statistics.median(timed_samples(run, samples, min_sample))
 
 
+def growth_ratio(seconds: Callable[[Case], float], small: Case, large: Case, rounds: int) -> float:
+    """time(2n) / time(n): the median over rounds that each time both sizes back to back (so a
+    change in background load hits both), per character and doubled, as the generated sizes are
+    only about n and 2n."""
+    ratios = []
+    for _ in range(rounds):
+        per_char_small = seconds(small) / len(small.text)
+        per_char_large = seconds(large) / len(large.text)
+        ratios.append(2 * per_char_large / per_char_small)
+    return statistics.median(ratios)
+
+
 def peak_memory(codec: chatcodec.Codec, case: Case) -> int:
     gc.collect()
     tracemalloc.start()
@@ -391,14 +403,10 @@ def measure(plan: Plan, families: Sequence[str], log: Callable[[str], None]) -> 
             large = build_case(family, shape, 2 * plan.growth_n, seed)
             check(codec, small)
             check(codec, large)
-            samples = plan.samples(plan.growth_n // 4)
-            # Per-character cost ratios, doubled: generated sizes are only about n and 2n.
-            oneshot_ratio = (oneshot_seconds(codec, large, 5, plan.min_sample) / len(large.text)) / (
-                oneshot_seconds(codec, small, 5, plan.min_sample) / len(small.text)
-            )
-            stream_ratio = (stream_seconds(codec, large, 4, samples, plan.min_sample) / len(large.text)) / (
-                stream_seconds(codec, small, 4, samples, plan.min_sample) / len(small.text)
-            )
+            oneshot = functools.partial(oneshot_seconds, codec, samples=1, min_sample=plan.min_sample)
+            streamed = functools.partial(stream_seconds, codec, step=4, samples=1, min_sample=plan.min_sample)
+            oneshot_ratio = growth_ratio(oneshot, small, large, rounds=5)
+            stream_ratio = growth_ratio(streamed, small, large, rounds=3)
             biggest = build_case(family, shape, max(plan.sizes.values()), seed)
             peak = peak_memory(codec, biggest)
             growth.append(
@@ -406,8 +414,8 @@ def measure(plan: Plan, families: Sequence[str], log: Callable[[str], None]) -> 
                     family,
                     shape,
                     plan.growth_n,
-                    2 * oneshot_ratio,
-                    2 * stream_ratio,
+                    oneshot_ratio,
+                    stream_ratio,
                     peak,
                     len(biggest.text.encode("utf-8")),
                     biggest.label,
