@@ -531,22 +531,11 @@ def random_deltas(seed: int) -> tuple[int, ...]:
     return tuple(rng.randint(1, 24) for _ in range(997))
 
 
-# Known excess: where one delimiter's spelling contains another (qwen3's and llama3_hermes's
-# tool preamble quotes "<tool_call>"), every match re-checks the held-back tail at the buffer's
-# end, even a match far from it. For a delimiter spelled inside a JSON string that check is
-# repeated per occurrence: still linear, but about 7 characters examined per input character
-# in one whole feed. Checking only matches within one longest spelling of the end removes it.
-TAIL_CHECK_PER_MATCH = pytest.mark.xfail(
-    strict=True, reason="the held-back check runs for every match, not only near the buffer's end"
-)
-
-
 def audited_params() -> Iterator[Any]:
     feedings = [("whole", None), ("1-char", (1,)), ("random", random_deltas(3))]
     for case in LINEAR_CASES:
         for label, sizes in feedings:
-            excess = sizes is None and case.name.endswith("unterminated string") and case.family != "deepseek"
-            yield pytest.param(case, sizes, id=f"{case}-{label}", marks=[TAIL_CHECK_PER_MATCH] if excess else [])
+            yield pytest.param(case, sizes, id=f"{case}-{label}")
 
 
 @pytest.mark.parametrize(("case", "sizes"), audited_params())

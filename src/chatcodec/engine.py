@@ -22,6 +22,7 @@ from chatcodec.lexer import Found, GrammarError, JsonStringTracker
 
 _json_decoder = json.JSONDecoder()
 _JSON_LEADING_SPACE = re.compile(r"[ \t\n\r]*")
+_ESCAPED_CHAR = re.compile(r"\\.", re.DOTALL)
 
 STRAY = "STRAY"  # free text where the grammar accepts none (e.g. after the end token)
 
@@ -63,6 +64,11 @@ class Engine:
         self._json: JsonStringTracker | None = None
         self._json_base = 0  # absolute position where the current JSON run started
         self._json_value_end = -1  # where its value ends, when decoded at once
+        self._json_decode_failed = False
+        # Quote parity of the JSON body read so far (see _quote_parity).
+        self._parity_at = 0
+        self._parity_odd = 0
+        self._parity_escape = False
         self._run_fresh = False
         self._state_info: StateInfo | None = None
         self.closed = False
@@ -88,13 +94,15 @@ class Engine:
         run = self._run
         if (
             run is not None
-            and self._json is None
             and self._pos == len(self._buffer)
             and self._info().matcher.first_chars.search(text) is None
         ):
             # The common streaming case: nothing is held back and no delimiter can even start
             # in this delta, so all of it continues the current run.
             start = self._offset + self._pos
+            if self._json is not None:
+                # Nothing was held back, so the tracker has seen everything before ``start``.
+                self._json.advance(text, 0, len(text))
             self._offset = start + len(text)
             self._buffer = ""
             self._pos = 0
@@ -171,33 +179,71 @@ class Engine:
         tracker = self._json
         if tracker is None:
             return info.matcher.search(buffer, pos, end, final)
-        if tracker.scanned == 0 and not tracker.finished:
-            self._decode_json_at_once(tracker, buffer, end)
         while True:
+            if self._json_value_end >= 0 and self.grammar.json_safe_delimiters:
+                # No delimiter can begin inside a complete JSON value but within a string.
+                pos = max(pos, min(end, self._json_value_end - self._offset))
             found = info.matcher.search(buffer, pos, end, final)
-            self._advance_json(buffer, found if isinstance(found, int) else found.start)
             if isinstance(found, int):
+                self._advance_json(buffer, found)
                 return found
-            inside = self._offset + found.start < self._json_value_end or tracker.in_string or tracker.escaped
-            if not inside:
+            if not self._inside_json_string(tracker, buffer, found.start):
                 return found
             # A delimiter spelled inside a JSON string literal is text.
             pos = found.start + 1
 
-    def _decode_json_at_once(self, tracker: JsonStringTracker, buffer: str, end: int) -> None:
-        """When a JSON body starts inside the text at hand (one-shot parsing, a large delta),
-        let the C decoder find where its value ends instead of tracking strings in Python."""
+    def _inside_json_string(self, tracker: JsonStringTracker, buffer: str, index: int) -> bool:
+        """Is ``buffer[index]`` inside a string literal of the current JSON body?
+
+        While the whole body is still in the buffer (one-shot parsing, a large delta), this is
+        answered at C speed: an even number of unescaped quotes means outside; an odd number is
+        checked with the JSON decoder, since the value may have ended before a stray quote.
+        Otherwise the incremental tracker answers. Both give the tracker's answer.
+        """
+        absolute = self._offset + index
+        if self._json_value_end >= 0:
+            return absolute < self._json_value_end
         start = self._json_base - self._offset
-        first = _JSON_LEADING_SPACE.match(buffer, start, end).end()  # type: ignore[union-attr]
-        if first >= end or buffer[first] not in '{["':
-            return
+        if tracker.scanned == 0 and start >= 0:
+            if not self._quote_parity(buffer, index):
+                return False
+            if not self._json_decode_failed:
+                value_end = self._decode_json(buffer, start)
+                if value_end is not None:
+                    self._json_value_end = self._offset + value_end
+                    tracker.finished = True
+                    tracker.scanned = value_end - start
+                    return absolute < self._json_value_end
+                self._json_decode_failed = True
+        self._advance_json(buffer, index)
+        return tracker.in_string or tracker.escaped
+
+    def _quote_parity(self, buffer: str, index: int) -> bool:
+        """Whether an odd number of unescaped quotes lies between the body's start and index."""
+        pos = self._parity_at - self._offset
+        if self._parity_escape and pos < index:
+            pos += 1
+            self._parity_escape = False
+        segment = buffer[pos:index] if pos < index else ""
+        if "\\" in segment:
+            segment = _ESCAPED_CHAR.sub("", segment)
+            if segment.endswith("\\"):  # it escapes the character after index
+                self._parity_escape = True
+                segment = segment[:-1]
+        self._parity_odd ^= segment.count('"') & 1
+        self._parity_at = self._offset + max(index, pos)
+        return bool(self._parity_odd)
+
+    def _decode_json(self, buffer: str, start: int) -> int | None:
+        """Where the body's JSON value ends, if the C decoder can read it from the buffer."""
+        first = _JSON_LEADING_SPACE.match(buffer, start).end()  # type: ignore[union-attr]
+        if first >= len(buffer) or buffer[first] not in '{["':
+            return None
         try:
             _, value_end = _json_decoder.raw_decode(buffer, first)
         except (ValueError, RecursionError):
-            return  # incomplete or invalid: the tracker reads it as it comes
-        tracker.finished = True
-        tracker.scanned = value_end - start
-        self._json_value_end = self._offset + value_end
+            return None
+        return int(value_end)
 
     def _advance_json(self, buffer: str, index: int) -> None:
         """Let the JSON string tracker examine the run's text up to ``buffer[index]``."""
@@ -219,6 +265,10 @@ class Engine:
             self._json = JsonStringTracker()
             self._json_base = self._offset + index
             self._json_value_end = -1
+            self._json_decode_failed = False
+            self._parity_at = self._json_base
+            self._parity_odd = 0
+            self._parity_escape = False
 
     def _text(self, out: list[Piece], text: str, index: int) -> Piece:
         piece = Piece(self._run or STRAY, text, self._offset + index, run_start=self._run_fresh)

@@ -65,6 +65,16 @@ class FamilyGrammar:
                 if previous != terminal.name:
                     raise GrammarError(f"{spelling!r} spells both {previous} and {terminal.name}")
         self.delimiters = frozenset(self.spellings.values())
+        # Outside its strings, JSON text is made of these characters only (NaN and Infinity
+        # being Python's extensions). If no delimiter begins with one (whitespace aside), none
+        # can begin inside a complete JSON value except within a string, and the engine may
+        # skip such a value whole.
+        json_outside = set(' \t\n\r{}[],:"-+.0123456789eEtrufalsnNaIiy')
+        self.json_safe_delimiters = all(
+            spelling.lstrip(" \t\n\r")[0] not in json_outside
+            for spelling in self.spellings
+            if spelling.strip(" \t\n\r")
+        )
         self._states: dict[tuple[str, int], StateInfo] = {}
         # (state stack, delimiter) -> may the delimiter follow (see Engine._valid_here)
         self.reduce_cache: dict[tuple[tuple[int, ...], str], bool] = {}

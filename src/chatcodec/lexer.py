@@ -152,7 +152,7 @@ class DelimiterMatcher:
         match = self._regex.search(text, pos, end)
         if match is not None:
             if not final:
-                if self._nested:
+                if self._nested and match.start() > end - self._longest:
                     # Leftmost wins: an unfinished longer spelling that began earlier may
                     # still complete around this match.
                     hold = self.hold_point(text, pos, end)
@@ -222,7 +222,7 @@ class JsonStringTracker:
     __slots__ = ("in_string", "escaped", "scanned", "depth", "finished")
 
     _in_string = re.compile(r'["\\]')
-    _outside = re.compile(r'["{}\[\]]')
+    _outside = re.compile(r'["{}\[\]\\]')
 
     def __init__(self) -> None:
         self.in_string = False
@@ -257,6 +257,10 @@ class JsonStringTracker:
             char = found.group()
             if char == '"':
                 self.in_string = True
+            elif char == "\\":
+                # Not JSON outside a string; like the quote counting of one-shot parsing, it
+                # escapes the next character (\"{...}\" written by a model stays consistent).
+                self.escaped = True
             elif char in "{[":
                 self.depth += 1
             elif self.depth > 0:

@@ -30,6 +30,7 @@ from chatcodec.json_scan import ObjectScanner, ValueScanner
 from chatcodec.messages import FunctionCall, Message, ToolCall, new_tool_call_id
 
 ARGUMENT_KEYS = ("arguments", "parameters")  # some models write Llama's "parameters"
+BLOCK = 4096  # deltas between two joins of the text gathered so far
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,8 +106,12 @@ class AssistantAssembler:
         self.family = family
         self._tool_names = frozenset(tools) if tools is not None else None
         self._strict = strict
+        # Text arrives in many small pieces; ``compact`` joins them into blocks, so that a long
+        # stream of tiny deltas keeps about its characters, not a list entry per delta.
         self._content: list[str] = []
+        self._content_blocks: list[str] = []
         self._reasoning: list[str] = []
+        self._reasoning_blocks: list[str] = []
         self._in_reasoning = False
         self._ended = False
         self._calls: list[_Call] = []  # accepted calls, in order
@@ -125,7 +130,9 @@ class AssistantAssembler:
         """Forget what the prompt's prefill produced; positions now count from ``base``."""
         self._events.clear()
         self._content.clear()
+        self._content_blocks.clear()
         self._reasoning.clear()
+        self._reasoning_blocks.clear()
         self._spans.clear()
         self._open_span = None
         self._base = base
@@ -155,6 +162,15 @@ class AssistantAssembler:
             else:
                 self._handle(piece)
         return self._take_events()
+
+    def compact(self) -> None:
+        """Join the text pieces gathered so far (called every BLOCK deltas, so linear)."""
+        if self._content:
+            self._content_blocks.append("".join(self._content))
+            self._content.clear()
+        if self._reasoning:
+            self._reasoning_blocks.append("".join(self._reasoning))
+            self._reasoning.clear()
 
     def finish(self) -> list[Event]:
         """The text ended: settle an open tool call, decide the finish reason."""
@@ -196,8 +212,8 @@ class AssistantAssembler:
     @property
     def message(self) -> Message:
         """The assistant message as read so far."""
-        content = "".join(self._content)
-        reasoning = "".join(self._reasoning)
+        content = "".join([*self._content_blocks, *self._content])
+        reasoning = "".join([*self._reasoning_blocks, *self._reasoning])
         tool_calls = [
             ToolCall.model_construct(
                 id=call.id,
@@ -451,6 +467,12 @@ class AssistantAssembler:
         for kind, start, end, name in call.spans:
             self._span(kind, start, end, name, None if kind == "delimiter" else call.index)
         self._emit(ToolCallEnd(call.index, arguments, parsed))
+        # Keep what the message needs; the reading state of a finished call is garbage.
+        call.arguments_parts = [arguments]
+        call.raw, call.spans, call.name_parts, call.pending, call.after_value = [], [], [], [], []
+        call.scanner = None
+        call.value = None
+        call.parsed = None
 
     def _call_as_content(self, call: _Call) -> None:
         """A block that never became a tool call (bad JSON, no name, unknown tool) is content."""
@@ -482,6 +504,7 @@ class StreamParser:
         self._engine = Engine(family.grammar, "completion")
         self._assembler = AssistantAssembler(family, tools=tools, strict=strict)
         self._chunks: list[str] = []
+        self._chunk_blocks: list[str] = []  # every BLOCK chunks, joined
         self._closed = False
         if prefill:
             # The prompt's own opening of the assistant turn (``<think>``, a prefill): it sets
@@ -494,7 +517,12 @@ class StreamParser:
     def feed(self, text: str) -> list[Event]:
         if self._closed:
             raise ValueError("feed() after close()")
-        self._chunks.append(text)
+        chunks = self._chunks
+        chunks.append(text)
+        if len(chunks) >= BLOCK:
+            self._chunk_blocks.append("".join(chunks))
+            chunks.clear()
+            self._assembler.compact()
         return self._assembler.handle(self._engine.feed(text))
 
     def close(self) -> list[Event]:
@@ -526,5 +554,5 @@ class StreamParser:
             finish_reason=reason,
             diagnostics=self._assembler.diagnostics,
             spans=self._assembler.spans,
-            text="".join(self._chunks),
+            text="".join([*self._chunk_blocks, *self._chunks]),
         )
