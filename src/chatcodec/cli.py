@@ -131,7 +131,7 @@ def _tool_list(path: str | None) -> list[Any] | None:
 
 def _parser_for(args: argparse.Namespace) -> tuple[chatcodec.Codec, Any]:
     """The codec and a fresh stream parser, set up from the shared parse/stream options."""
-    codec = chatcodec.load(args.template)
+    codec = chatcodec.load(args.template, template_name=args.template_name)
     prompt = _read_text_exactly(args.prompt) if args.prompt else None
     parser = codec.stream(prompt, tools=_tool_list(args.tools), strict=args.strict, reasoning=args.reasoning or None)
     return codec, parser
@@ -523,10 +523,16 @@ def _one_line_errors(p: argparse.ArgumentParser) -> None:
     p.error = error  # type: ignore[method-assign]
 
 
-def _add_parse_options(p: argparse.ArgumentParser) -> None:
-    """The options ``parse`` and ``stream`` share."""
+def _add_template_options(p: argparse.ArgumentParser) -> None:
+    """One-line errors, and the template to use (every command but ``templates`` and ``demo``)."""
     _one_line_errors(p)
     p.add_argument("--template", "-t", required=True, help="bundled name, .jinja file or model folder")
+    p.add_argument("--template-name", help="a named template in a model folder (e.g. tool_use)")
+
+
+def _add_parse_options(p: argparse.ArgumentParser) -> None:
+    """The options ``parse`` and ``stream`` share."""
+    _add_template_options(p)
     p.add_argument("--prompt", help="the rendered prompt the completion continues (text file)")
     p.add_argument("--tools", help="JSON file with a list of tool definitions; calls to other names stay text")
     p.add_argument("--strict", action="store_true", help="fail (exit 2) on output that breaks the format")
@@ -555,9 +561,7 @@ def build_parser() -> argparse.ArgumentParser:
         description='Render {"messages": [...], "tools": [...]} or a bare list of messages, exactly as '
         "transformers' apply_chat_template(tokenize=False) would, and print the text unchanged.",
     )
-    _one_line_errors(p)
-    p.add_argument("--template", "-t", required=True, help="bundled name, .jinja file or model folder")
-    p.add_argument("--template-name", help="a named template in a model folder (e.g. tool_use)")
+    _add_template_options(p)
     p.add_argument("--tools", help="JSON file with a list of tool definitions (replaces the conversation's)")
     p.add_argument("--add-generation-prompt", action="store_true", help="end with the assistant header")
     p.add_argument(
@@ -595,9 +599,7 @@ def build_parser() -> argparse.ArgumentParser:
         "where each message lies (character offsets), and diagnostics. The text carries no tool-call ids, so "
         "tool calls have none unless --ids asks for fresh random ones.",
     )
-    _one_line_errors(p)
-    p.add_argument("--template", "-t", required=True, help="bundled name, .jinja file or model folder")
-    p.add_argument("--template-name", help="a named template in a model folder (e.g. tool_use)")
+    _add_template_options(p)
     p.add_argument("--ids", action="store_true", help="give each tool call a fresh random id")
     p.add_argument("file", nargs="?", help="the rendered text (default: stdin)")
     p.set_defaults(func=cmd_transcript)
@@ -610,9 +612,7 @@ def build_parser() -> argparse.ArgumentParser:
         "check one conversation per line and print counts; exit 2 if any line is invalid, else 1 if any "
         "conversation is lossy, else 0.",
     )
-    _one_line_errors(p)
-    p.add_argument("--template", "-t", required=True, help="bundled name, .jinja file or model folder")
-    p.add_argument("--template-name", help="a named template in a model folder (e.g. tool_use)")
+    _add_template_options(p)
     p.add_argument("--tools", help="JSON file with a list of tool definitions (replaces the conversation's)")
     p.add_argument("--add-generation-prompt", action="store_true", help="end with the assistant header")
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="template variable, JSON or else a string")
