@@ -470,11 +470,6 @@ def test_reasoning_moved_from_content_is_not_reported_as_dropped() -> None:
     assert "reasoning_not_rendered" not in kinds
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="DeepSeek writes a second consecutive assistant message with no header; parse_transcript "
-    "drops it as text outside any message, so render -> parse -> render loses it",
-)
 def test_deepseek_consecutive_assistant_messages_survive() -> None:
     deepseek = chatcodec.load("deepseek")
     messages = [

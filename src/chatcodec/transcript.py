@@ -178,7 +178,7 @@ class TranscriptReader:
             self._diagnose("unexpected_text", piece.start, "text outside any message")
 
     def _headless_assistant_allowed(self) -> bool:
-        return self.family.headless_assistant_after_tool and self._turn is None and self._last_role == "tool"
+        return self._turn is None and self._last_role in self.family.headless_assistant_after
 
     def _diagnose(self, kind: str, position: int, message: str) -> None:
         self.diagnostics.append(Diagnostic(kind, position, message))

@@ -43,8 +43,9 @@ class Family:
     # Text before the first turn delimiter belongs to a message of this role (DeepSeek's
     # system prompt has no header).
     leading_text_role: str | None = None
-    # The template writes no header for an assistant turn that follows tool results.
-    headless_assistant_after_tool: bool = False
+    # Roles after which the template writes an assistant turn with no header (DeepSeek: after
+    # tool results, and after another assistant turn).
+    headless_assistant_after: frozenset[str] = frozenset()
     # A tools block spelled starting with this means a system message precedes it (Qwen
     # writes "<system text>\n\n# Tools..." only when there is a system message).
     system_before_tools_marker: str | None = None

@@ -15,5 +15,5 @@ FAMILY = Family(
     tools_begin=frozenset(),
     tools_end=frozenset(),
     leading_text_role="system",
-    headless_assistant_after_tool=True,
+    headless_assistant_after=frozenset({"tool"}),
 )
