@@ -282,7 +282,7 @@ def partial_delimiter_params() -> Iterator[Any]:
             yield pytest.param(case, SMALL_DELTAS, id=f"{case}-deltas")
 
 
-@pytest.mark.parametrize(("case", "sizes"), partial_delimiter_params())
+@pytest.mark.parametrize(("case", "sizes"), list(partial_delimiter_params()))
 def test_megabyte_of_partial_delimiters(case: Case, sizes: tuple[int, ...] | None) -> None:
     text = case.make(MB)
     parsed = parse(case.family, text, sizes, **case.options)
@@ -538,7 +538,7 @@ def audited_params() -> Iterator[Any]:
             yield pytest.param(case, sizes, id=f"{case}-{label}")
 
 
-@pytest.mark.parametrize(("case", "sizes"), audited_params())
+@pytest.mark.parametrize(("case", "sizes"), list(audited_params()))
 def test_lexer_never_rescans(case: Case, sizes: tuple[int, ...] | None, monkeypatch: pytest.MonkeyPatch) -> None:
     """Principle 4 as a count: the lexer is handed each delta plus a held-back tail shorter than
     the longest delimiter, never the text already read, and over a whole stream it examines
