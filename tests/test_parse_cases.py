@@ -198,6 +198,33 @@ CASES: list[tuple[str, str, dict[str, Any], dict[str, Any], str, list[str]]] = [
         "stop",
         [],
     ),
+    # no prompt: leading text is reasoning if </think> follows it, else content
+    (
+        "deepseek",
+        "Let me think.</think>The answer is 4." + DS_END,
+        {},
+        {"content": "The answer is 4.", "reasoning_content": "Let me think."},
+        "stop",
+        [],
+    ),
+    (
+        "deepseek",
+        "Thinking about it" + dcalls(("f", "{}")),
+        {},
+        {"content": "Thinking about it", "tool_calls": [("f", "{}")]},
+        "tool_calls",
+        [],
+    ),
+    # reasoning=False: the caller knows the output opens with content
+    (
+        "deepseek",
+        "Use </think> literally.",
+        {"reasoning": False},
+        {"content": "Use </think> literally."},
+        "stop",
+        ["stray_delimiter"],
+    ),
+    ("deepseek", "Cut off <｜tool▁calls▁begin｜>", {}, {"content": "Cut off "}, "length", []),
     (
         "deepseek",
         "Reason.</think>Answer.",

@@ -82,7 +82,12 @@ class Codec:
             if not opener:
                 raise UnsupportedTemplateError(f"the {family.name} format has no reasoning blocks")
             prefill = family.grammar.literal(opener[0])
-        return StreamParser(family, prefill=prefill, tools=_tool_names(tools), strict=strict)
+        start = "completion"
+        if prompt is None and reasoning is None and "completion_unprompted" in family.grammar.starts:
+            # Nothing says whether the output opens with reasoning: the family's grammar reads
+            # leading text as reasoning if a closing tag follows, else as content.
+            start = "completion_unprompted"
+        return StreamParser(family, prefill=prefill, tools=_tool_names(tools), strict=strict, start=start)
 
     def parse_detailed(
         self,

@@ -84,7 +84,15 @@ class Engine:
         return self._run
 
     def accepts_end(self) -> bool:
-        return "$END" in self._parser.choices()
+        """Could the text end here (no block the grammar requires closing is open)?"""
+        if "$END" not in self._parser.choices():
+            return False
+        trial = self._parser.copy(deepcopy_values=False)
+        try:
+            trial.feed_eof()
+        except UnexpectedInput:
+            return False
+        return True
 
     def feed(self, text: str) -> list[Piece]:
         if self.closed:

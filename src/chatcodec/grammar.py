@@ -14,7 +14,7 @@ from chatcodec.resources import grammar_text
 
 # Free-text terminals whose text is JSON: delimiters inside its strings are not delimiters.
 JSON_TERMINALS = frozenset({"TOOL_CALL", "TOOL_ARGUMENTS", "TOOL_DEFINITION"})
-START_SYMBOLS = ("completion", "transcript")
+START_SYMBOLS = ("completion", "completion_unprompted", "transcript")
 
 
 def _build_nothing(children: object) -> None:

@@ -112,6 +112,8 @@ class AssistantAssembler:
         self._content_blocks: list[str] = []
         self._reasoning: list[str] = []
         self._reasoning_blocks: list[str] = []
+        # LEADING text: reasoning if a reasoning close tag follows it, else content.
+        self._undecided: list[Piece] = []
         self._in_reasoning = False
         self._ended = False
         self._calls: list[_Call] = []  # accepted calls, in order
@@ -172,10 +174,14 @@ class AssistantAssembler:
             self._reasoning_blocks.append("".join(self._reasoning))
             self._reasoning.clear()
 
-    def finish(self) -> list[Event]:
-        """The text ended: settle an open tool call, decide the finish reason."""
+    def finish(self, *, cut_short: bool = False) -> list[Event]:
+        """The text ended: settle an open tool call, decide the finish reason.
+
+        ``cut_short``: the grammar says the text ended inside a block it requires closing.
+        """
         if self._finish is not None:
             return []
+        self._decide_leading(as_reasoning=False)
         reason: FinishReason
         if self._call is not None:
             call = self._call
@@ -183,7 +189,7 @@ class AssistantAssembler:
             self._diagnose("unclosed_tool_call", call.start, "the text ends inside a tool call")
             self._finish_call(call, closed=False)
             reason = "length"
-        elif self._in_reasoning and not self._ended:
+        elif (self._in_reasoning or cut_short) and not self._ended:
             reason = "length"
         elif self._calls:
             reason = "tool_calls"
@@ -273,9 +279,27 @@ class AssistantAssembler:
         else:
             self._spans.append(Span(kind, start, end, name, index))
 
+    def _decide_leading(self, *, as_reasoning: bool) -> None:
+        """Text read before it could be told apart is now known to be reasoning or content."""
+        pieces, self._undecided = self._undecided, []
+        for piece in pieces:
+            if as_reasoning:
+                self._reasoning.append(piece.text)
+                self._span("reasoning", piece.start, piece.end)
+                self._emit(ReasoningDelta(piece.text))
+            else:
+                self._content.append(piece.text)
+                self._span("content", piece.start, piece.end)
+                self._emit(ContentDelta(piece.text))
+
     def _handle(self, piece: Piece) -> None:
         family = self.family
         call = self._call
+        if piece.kind == "LEADING":
+            self._undecided.append(piece)
+            return
+        if piece.delimiter and self._undecided:
+            self._decide_leading(as_reasoning=piece.kind in family.reasoning_close)
         if piece.delimiter:
             kind = piece.kind
             if call is not None:
@@ -499,9 +523,10 @@ class StreamParser:
         prefill: str = "",
         tools: Iterable[str] | None = None,
         strict: bool = False,
+        start: str = "completion",
     ) -> None:
         self.family = family
-        self._engine = Engine(family.grammar, "completion")
+        self._engine = Engine(family.grammar, start)
         self._assembler = AssistantAssembler(family, tools=tools, strict=strict)
         self._chunks: list[str] = []
         self._chunk_blocks: list[str] = []  # every BLOCK chunks, joined
@@ -530,7 +555,7 @@ class StreamParser:
             return []
         self._closed = True
         events = self._assembler.handle(self._engine.close())
-        return events + self._assembler.finish()
+        return events + self._assembler.finish(cut_short=not self._engine.accepts_end())
 
     @property
     def finish_reason(self) -> FinishReason | None:
