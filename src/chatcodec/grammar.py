@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from lark import Lark
 from lark.lexer import PatternRE, PatternStr
@@ -101,7 +102,7 @@ class FamilyGrammar:
 
     def _terminals_under(self, rule: str) -> frozenset[str]:
         """The delimiters a rule (and the rules it uses) can contain."""
-        expansions: dict[str, list[list[object]]] = {}
+        expansions: dict[str, list[Any]] = {}
         for lark_rule in self.parsers[rule].rules:
             expansions.setdefault(lark_rule.origin.name, []).append(lark_rule.expansion)
         seen: set[str] = set()

@@ -68,6 +68,9 @@ def _expand_op(op: object, arg: object) -> set[str]:
     if op is BRANCH:
         return set(itertools.chain.from_iterable(_expand(branch) for branch in arg[1]))  # type: ignore[index]
     if op in (MAX_REPEAT, MIN_REPEAT):
+        low: int
+        high: int
+        body: object
         low, high, body = arg  # type: ignore[misc]
         if high > 8:
             raise GrammarError("delimiter pattern repeats without a small bound")

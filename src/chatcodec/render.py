@@ -16,7 +16,7 @@ import contextvars
 import dataclasses
 import json
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -143,11 +143,11 @@ def template_needs(source: str) -> TemplateNeeds:
     check_syntax(source)
     tree = environment().parse(source)
     form: ArgumentForm = "dict"
-    tests = [node for node in tree.find_all(jinja2.nodes.Test) if _mentions_arguments(node.node)]
+    tests = [node for node in tree.find_all(jinja2.nodes.Test) if node.node and _mentions_arguments(node.node)]
     if any(test.name in ("string", "mapping") for test in tests):
         form = "either"
     else:
-        filters = [node for node in tree.find_all(jinja2.nodes.Filter) if _mentions_arguments(node.node)]
+        filters = [node for node in tree.find_all(jinja2.nodes.Filter) if node.node and _mentions_arguments(node.node)]
         concatenated = [
             node
             for node in tree.find_all((jinja2.nodes.Add, jinja2.nodes.Concat))
@@ -226,7 +226,7 @@ def _is_numpy_scalar(value: Any) -> bool:
 REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
 
 
-def hf_template_messages(messages: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def hf_template_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """What transformers hands a template: ``None`` values dropped, reasoning aliased.
 
     transformers copies reasoning to ``thinking`` (gpt-oss templates read that name) and to
@@ -244,9 +244,9 @@ def hf_template_messages(messages: list[Mapping[str, Any]]) -> list[dict[str, An
 
 def render_source(
     source: str,
-    messages: list[Mapping[str, Any]],
+    messages: Sequence[Mapping[str, Any]],
     *,
-    tools: list[Mapping[str, Any]] | None = None,
+    tools: Sequence[Mapping[str, Any]] | None = None,
     add_generation_prompt: bool = False,
     variables: Mapping[str, Any] | None = None,
     track_generation: bool = False,

@@ -225,7 +225,7 @@ class ChatTemplateSandbox(ImmutableSandboxedEnvironment):
     def __init__(self, **options: Any) -> None:
         super().__init__(finalize=self._check_output, loader=NoFileLoader(), **options)
         self.globals["range"] = sandboxed_range
-        self.globals["lipsum"] = _guard(self.globals["lipsum"], _check_lipsum)
+        self.globals["lipsum"] = _guard(self.globals["lipsum"], _check_lipsum)  # type: ignore[arg-type]
         self.globals["dict"] = TemplateDict()
         self.globals["namespace"] = TemplateNamespace
         for name, check in _FILTER_CHECKS.items():

@@ -107,12 +107,13 @@ class TranscriptReader:
     def _piece(self, piece: Piece) -> None:
         family = self.family
         turn = self._turn
-        if turn is not None and turn.assembler is not None:
+        assembler = turn.assembler if turn is not None else None
+        if assembler is not None:
             if piece.delimiter and piece.kind not in self.grammar.completion_terminals:
                 self._close_turn()
                 turn = None
             else:
-                turn.assembler.handle([piece])
+                assembler.handle([piece])
                 if piece.delimiter and piece.kind in family.end:
                     self._close_turn()
                 return
