@@ -11,12 +11,12 @@ import pytest
 
 openai = pytest.importorskip("openai")
 
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-from openai.types.chat import ChatCompletion, ChatCompletionChunk  # noqa: E402
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
-import chatcodec  # noqa: E402
-from chatcodec.events import (  # noqa: E402
+import chatcodec
+from chatcodec.events import (
     ContentDelta,
     Diagnostic,
     Finish,
@@ -24,8 +24,8 @@ from chatcodec.events import (  # noqa: E402
     ToolCallEnd,
     ToolCallStart,
 )
-from chatcodec.messages import FunctionCall, Message, ToolCall  # noqa: E402
-from chatcodec.openai import (  # noqa: E402
+from chatcodec.messages import FunctionCall, Message, ToolCall
+from chatcodec.openai import (
     SSE_DONE,
     ChunkAdapter,
     completion_response,

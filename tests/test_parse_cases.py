@@ -7,11 +7,11 @@ import json
 from typing import Any
 
 import pytest
+from parsing_support import feed_in_chunks, normalized, summarize
 
 import chatcodec
 from chatcodec import ParseError
 from chatcodec.events import Diagnostic, Finish, ToolCallStart
-from parsing_support import feed_in_chunks, normalized, summarize
 
 QWEN_CALL = '\n<tool_call>\n{{"name": "{name}", "arguments": {args}}}\n</tool_call>'
 DS_CALL = "<｜tool▁call▁begin｜>{name}<｜tool▁sep｜>{args}<｜tool▁call▁end｜>"

@@ -8,11 +8,11 @@ from typing import Any
 
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from parsing_support import FAMILIES, feed_in_chunks, normalized, summarize
 
 import chatcodec
 from chatcodec.events import ContentDelta, ReasoningDelta, ToolCallArgumentsDelta
 from chatcodec.grammar import load_grammar
-from parsing_support import FAMILIES, feed_in_chunks, normalized, summarize
 
 CODECS = {name: chatcodec.load(name) for name in FAMILIES}
 SPELLINGS = {name: sorted(load_grammar(CODECS[name].family.grammar_name).spellings, key=len) for name in FAMILIES}

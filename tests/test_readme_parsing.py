@@ -18,7 +18,7 @@ def section_code() -> list[str]:
     start = text.index(SECTION)
     following = text.find("\n## ", start + len(SECTION))
     body = text[start : following if following >= 0 else len(text)]
-    return re.findall(r"```python\n(.*?)```", body, re.S)
+    return re.findall(r"```python\n(.*?)```", body, re.DOTALL)
 
 
 def test_parsing_examples_run() -> None:

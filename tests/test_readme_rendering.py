@@ -28,7 +28,7 @@ def section(title: str) -> str:
 
 
 def test_python_api_examples_run() -> None:
-    blocks = re.findall(r"```python\n(.*?)```", section("## Python API"), re.S)
+    blocks = re.findall(r"```python\n(.*?)```", section("## Python API"), re.DOTALL)
     assert len(blocks) >= 5
     namespace: dict[str, object] = {}
     for block in blocks:  # later blocks use names the earlier ones define
@@ -38,7 +38,7 @@ def test_python_api_examples_run() -> None:
 def sessions() -> list[tuple[str, str, list[str]]]:
     """(stdin, arguments, printed lines) for every `$ echo ... | chatcodec ...` in the section."""
     found = []
-    for block in re.findall(r"```sh\n(.*?)```", section("## Command line"), re.S):
+    for block in re.findall(r"```sh\n(.*?)```", section("## Command line"), re.DOTALL):
         for chunk in re.split(r"\n(?=\$ )", block.strip("\n")):
             command, *printed = chunk.split("\n")
             match = SESSION_COMMAND.match(command)

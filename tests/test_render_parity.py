@@ -360,7 +360,7 @@ def test_continue_final_message_parity(name: str, conversation: Conversation, fi
     except Exception as exc:  # noqa: BLE001
         expected = exc
     codec = chatcodec.load(name)
-    render = lambda: codec.render(copy.deepcopy(conversation.messages), tools=TOOLS, continue_final_message=field)  # noqa: E731
+    render = lambda: codec.render(copy.deepcopy(conversation.messages), tools=TOOLS, continue_final_message=field)
     if isinstance(expected, Exception):
         with pytest.raises(chatcodec.ChatCodecError):
             render()

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from parsing_support import FAMILIES
 
 import chatcodec
 from chatcodec.messages import parse_messages
 from chatcodec.roundtrip import delimiters_in
-from parsing_support import FAMILIES
 
 CODECS = {name: chatcodec.load(name) for name in FAMILIES}
 ALPHABET = st.sampled_from(

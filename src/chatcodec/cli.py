@@ -24,7 +24,7 @@ import chatcodec
 from chatcodec.errors import ChatCodecError
 from chatcodec.events import Diagnostic
 from chatcodec.roundtrip import LOSS_KINDS, RoundTripReport
-from chatcodec.stream import Span
+from chatcodec.spans import Span
 from chatcodec.transcript import MessageSpan, Transcript
 
 EXIT_USAGE = 2

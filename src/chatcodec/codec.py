@@ -18,9 +18,9 @@ from chatcodec.errors import (
 from chatcodec.families import detect_family, family_named
 from chatcodec.families.base import Family
 from chatcodec.loading import TemplateSource, find_template
+from chatcodec.masks import RenderedConversation
 from chatcodec.messages import Message, Tool, parse_messages, parse_tools
 from chatcodec.render import check_syntax, clock, render_source, template_needs
-from chatcodec.masks import RenderedConversation
 from chatcodec.roundtrip import RoundTripReport, compare
 from chatcodec.stream import ParseResult, StreamParser
 from chatcodec.transcript import Transcript, read_transcript

@@ -74,10 +74,8 @@ def run_demo(out: TextIO) -> int:
         completion = completions["completions"][name]
         parser = codec.stream(prompt, tools=tools)
         for start in range(0, len(completion), DELTA_SIZE):
-            for event in parser.feed(completion[start : start + DELTA_SIZE]):
-                out.write("  " + describe(event) + "\n")
-        for event in parser.close():
-            out.write("  " + describe(event) + "\n")
+            out.writelines("  " + describe(event) + "\n" for event in parser.feed(completion[start : start + DELTA_SIZE]))
+        out.writelines("  " + describe(event) + "\n" for event in parser.close())
         out.write("message: " + json.dumps(parser.message.to_openai(), ensure_ascii=False) + "\n")
 
         _heading(out, f"{name}: round trip render -> parse -> render")

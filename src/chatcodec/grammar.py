@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 from lark import Lark
@@ -132,6 +132,6 @@ class FamilyGrammar:
         return sorted((s for s, t in self.spellings.items() if t == terminal), key=len)
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_grammar(family: str) -> FamilyGrammar:
     return FamilyGrammar(family, grammar_text(family))

@@ -24,7 +24,7 @@ _SCALAR_END = re.compile(r"[,}\]\s]")
 class ValueScanner:
     """Finds the end of one JSON value fed in pieces (the first piece starts at the value)."""
 
-    __slots__ = ("mode", "depth", "in_string", "escaped", "done", "parsed", "has_parsed")
+    __slots__ = ("depth", "done", "escaped", "has_parsed", "in_string", "mode", "parsed")
 
     def __init__(self) -> None:
         self.mode = ""  # "container", "string" or "scalar", set by the first character

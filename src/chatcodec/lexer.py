@@ -222,7 +222,7 @@ class JsonStringTracker:
     follows is not JSON and a stray quote there hides nothing. Each character is examined once.
     """
 
-    __slots__ = ("in_string", "escaped", "scanned", "depth", "finished")
+    __slots__ = ("depth", "escaped", "finished", "in_string", "scanned")
 
     _in_string = re.compile(r'["\\]')
     _outside = re.compile(r'["{}\[\]\\]')

@@ -345,8 +345,7 @@ def _describe_validation_error(where: str, exc: ValidationError) -> str:
     first = exc.errors()[0]
     location = ".".join(str(part) for part in first["loc"] if part not in ("function-after", "function-wrap"))
     message = first["msg"]
-    if message.startswith("Value error, "):
-        message = message[len("Value error, ") :]
+    message = message.removeprefix("Value error, ")
     if location:
         return f"{where}: field '{location}': {message}"
     return f"{where}: {message}"

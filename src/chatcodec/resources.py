@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
 
 
-@lru_cache(maxsize=None)
+@cache
 def resource_dir(kind: str) -> Path:
     """``templates`` or ``grammars``: inside the installed package, else at the checkout's top."""
     for candidate in (_PACKAGE_DIR / kind, _PACKAGE_DIR.parent.parent / kind):

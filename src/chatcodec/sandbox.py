@@ -274,7 +274,7 @@ class ChatTemplateSandbox(ImmutableSandboxedEnvironment):
         check_weight(*values)
         return "".join(str(value) for value in values)
 
-    def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805
+    def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:
         name = getattr(__obj, "__name__", "a function")
         for value in (*args, *kwargs.values()):
             check_number(value, name)
@@ -298,7 +298,7 @@ class TemplateDict:
 
 class TemplateNamespace(jinja2.utils.Namespace):
     # Underscore names on a namespace are a known route out of the sandbox.
-    def __init__(*args: Any, **kwargs: Any) -> None:  # noqa: N805 - Jinja's own signature trick
+    def __init__(*args: Any, **kwargs: Any) -> None:
         self, args = args[0], args[1:]
         attrs = dict(*args, **kwargs)
         for name in attrs:
@@ -366,7 +366,7 @@ def _check_width_filter(value: Any, width: Any = 80) -> None:
     check_number(width, "center")
 
 
-def _check_lipsum(n: int = 5, html: bool = True, min: int = 20, max: int = 100) -> None:  # noqa: A002
+def _check_lipsum(n: int = 5, html: bool = True, min: int = 20, max: int = 100) -> None:
     if isinstance(n, int) and isinstance(max, int):
         check_size(n * max * 10, "placeholder text")
 

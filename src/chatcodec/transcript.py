@@ -11,11 +11,12 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from chatcodec.assistant import AssistantAssembler
 from chatcodec.engine import STRAY, Engine, Piece
 from chatcodec.events import Diagnostic
 from chatcodec.families.base import Family
 from chatcodec.messages import Message
-from chatcodec.stream import AssistantAssembler, Span
+from chatcodec.spans import Span
 
 
 @dataclass

@@ -1,0 +1,302 @@
+"""Building one assistant message from the engine's pieces of a ``completion`` rule."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from chatcodec.engine import STRAY, Piece
+from chatcodec.errors import ParseError
+from chatcodec.events import (
+    ContentDelta,
+    Diagnostic,
+    Event,
+    Finish,
+    FinishReason,
+    ReasoningDelta,
+)
+from chatcodec.families.base import Family
+from chatcodec.json_scan import ObjectScanner
+from chatcodec.messages import FunctionCall, Message, ToolCall
+from chatcodec.spans import Span
+from chatcodec.toolcalls import ToolCallBlock, ToolCallReading
+
+
+class AssistantAssembler(ToolCallReading):
+    """Builds one assistant message from the engine's pieces of the ``completion`` rule.
+
+    Shared by ``StreamParser`` (a completion) and the transcript reader (each assistant turn
+    of a rendered conversation), so both read assistant turns with the same code.
+    """
+
+    def __init__(
+        self,
+        family: Family,
+        *,
+        tools: Iterable[str] | None = None,
+        strict: bool = False,
+        base: int = 0,
+    ) -> None:
+        self.family = family
+        self._tool_names = frozenset(tools) if tools is not None else None
+        self._strict = strict
+        # Text arrives in many small pieces; ``compact`` joins them into blocks, so that a long
+        # stream of tiny deltas keeps about its characters, not a list entry per delta.
+        self._content: list[str] = []
+        self._content_blocks: list[str] = []
+        self._reasoning: list[str] = []
+        self._reasoning_blocks: list[str] = []
+        # LEADING text: reasoning if a reasoning close tag follows it, else content.
+        self._undecided: list[Piece] = []
+        self._in_reasoning = False
+        self._ended = False
+        self._calls: list[ToolCallBlock] = []  # accepted calls, in order
+        self._call: ToolCallBlock | None = None
+        self._spans: list[Span] = []
+        self._open_span: list[Any] | None = None
+        self._diagnostics: list[Diagnostic] = []
+        self._events: list[Event] = []
+        self._finish: FinishReason | None = None
+        self._stray_reported_at = -1
+        self._stray_run_start = 0
+        self._base = base
+        self.silent = False
+
+    def start_after_prefill(self, base: int) -> None:
+        """Forget what the prompt's prefill produced; positions now count from ``base``."""
+        self._events.clear()
+        self._content.clear()
+        self._content_blocks.clear()
+        self._reasoning.clear()
+        self._reasoning_blocks.clear()
+        self._spans.clear()
+        self._open_span = None
+        self._base = base
+
+    @property
+    def in_reasoning(self) -> bool:
+        return self._in_reasoning
+
+    @property
+    def ended(self) -> bool:
+        return self._ended
+
+    def handle(self, pieces: Iterable[Piece]) -> list[Event]:
+        for piece in pieces:
+            kind = piece.kind
+            if kind == "CONTENT" and piece.stray_delimiter is None and not self.silent:
+                # The hot path of streaming: a delta of visible text.
+                text = piece.text
+                self._content.append(text)
+                self._span("content", piece.start, piece.start + len(text))
+                self._events.append(ContentDelta(text))
+            elif kind == "REASONING" and piece.stray_delimiter is None and not self.silent:
+                text = piece.text
+                self._reasoning.append(text)
+                self._span("reasoning", piece.start, piece.start + len(text))
+                self._events.append(ReasoningDelta(text))
+            else:
+                self._handle(piece)
+        return self._take_events()
+
+    def compact(self) -> None:
+        """Join the text pieces gathered so far (called every BLOCK deltas, so linear)."""
+        if self._content:
+            self._content_blocks.append("".join(self._content))
+            self._content.clear()
+        if self._reasoning:
+            self._reasoning_blocks.append("".join(self._reasoning))
+            self._reasoning.clear()
+
+    def finish(self, *, cut_short: bool = False) -> list[Event]:
+        """The text ended: settle an open tool call, decide the finish reason.
+
+        ``cut_short``: the grammar says the text ended inside a block it requires closing.
+        """
+        if self._finish is not None:
+            return []
+        self._decide_leading(as_reasoning=False)
+        reason: FinishReason
+        if self._call is not None:
+            call = self._call
+            self._call = None
+            self._diagnose("unclosed_tool_call", call.start, "the text ends inside a tool call")
+            self._finish_call(call, closed=False)
+            reason = "length"
+        elif (self._in_reasoning or cut_short) and not self._ended:
+            reason = "length"
+        elif self._calls:
+            reason = "tool_calls"
+        else:
+            reason = "stop"
+        self._finish = reason
+        self._events.append(Finish(reason))
+        return self._take_events()
+
+    @property
+    def finish_reason(self) -> FinishReason | None:
+        return self._finish
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        return list(self._diagnostics)
+
+    @property
+    def spans(self) -> list[Span]:
+        spans = list(self._spans)
+        if self._open_span is not None:
+            kind, start, end, index = self._open_span
+            spans.append(Span(kind, start, end, None, index))
+        return spans
+
+    @property
+    def message(self) -> Message:
+        """The assistant message as read so far."""
+        content = "".join([*self._content_blocks, *self._content])
+        reasoning = "".join([*self._reasoning_blocks, *self._reasoning])
+        tool_calls = [
+            ToolCall.model_construct(
+                id=call.id,
+                type="function",
+                function=FunctionCall.model_construct(
+                    name=call.name or "", arguments="".join(call.arguments_parts) or "{}"
+                ),
+            )
+            for call in self._calls
+            if call.index is not None
+        ]
+        return Message.model_construct(
+            role="assistant",
+            content=content if content or not tool_calls else None,
+            reasoning_content=reasoning or None,
+            tool_calls=tool_calls or None,
+            tool_call_id=None,
+            name=None,
+        )
+
+    # -- pieces -> events --------------------------------------------------------------------
+
+    def _take_events(self) -> list[Event]:
+        events = self._events
+        self._events = []
+        return events
+
+    def _emit(self, event: Event) -> None:
+        if not self.silent:
+            self._events.append(event)
+
+    def _diagnose(self, kind: str, position: int, message: str) -> None:
+        if self.silent:
+            return
+        position -= self._base
+        diagnostic = Diagnostic(kind, position, message)
+        if self._strict:
+            raise ParseError(message, kind=kind, position=position)
+        self._diagnostics.append(diagnostic)
+        self._events.append(diagnostic)
+
+    def _span(self, kind: str, start: int, end: int, name: str | None = None, index: int | None = None) -> None:
+        if self.silent or end <= start:
+            return
+        start -= self._base
+        end -= self._base
+        # The span being extended is kept mutable; a run of deltas grows it in place.
+        current = self._open_span
+        if name is None and current is not None and current[0] == kind and current[3] == index and current[2] == start:
+            current[2] = end
+            return
+        if current is not None:
+            self._spans.append(Span(current[0], current[1], current[2], None, current[3]))
+            self._open_span = None
+        if name is None:
+            self._open_span = [kind, start, end, index]
+        else:
+            self._spans.append(Span(kind, start, end, name, index))
+
+    def _decide_leading(self, *, as_reasoning: bool) -> None:
+        """Text read before it could be told apart is now known to be reasoning or content."""
+        pieces, self._undecided = self._undecided, []
+        for piece in pieces:
+            if as_reasoning:
+                self._reasoning.append(piece.text)
+                self._span("reasoning", piece.start, piece.end)
+                self._emit(ReasoningDelta(piece.text))
+            else:
+                self._content.append(piece.text)
+                self._span("content", piece.start, piece.end)
+                self._emit(ContentDelta(piece.text))
+
+    def _handle(self, piece: Piece) -> None:
+        family = self.family
+        call = self._call
+        if piece.kind == "LEADING":
+            self._undecided.append(piece)
+            return
+        if piece.delimiter and self._undecided:
+            self._decide_leading(as_reasoning=piece.kind in family.reasoning_close)
+        if piece.delimiter:
+            kind = piece.kind
+            if call is not None:
+                call.raw.append(piece.text)
+                call.spans.append(("delimiter", piece.start, piece.end, kind))
+                if kind in family.call_close:
+                    self._call = None
+                    self._finish_call(call, closed=True)
+                elif kind == "CALL_SEP":
+                    self._name_complete(call, "".join(call.name_parts).strip(), piece.start)
+                return
+            if kind in family.call_open:
+                if self._in_reasoning:
+                    self._in_reasoning = False
+                    self._diagnose(
+                        "tool_call_in_reasoning", piece.start, "a tool call starts inside an unclosed reasoning block"
+                    )
+                self._call = ToolCallBlock(start=piece.start, raw=[piece.text])
+                self._call.spans.append(("delimiter", piece.start, piece.end, kind))
+                if family.call_body == "object":
+                    self._call.scanner = ObjectScanner()
+                return
+            self._span("delimiter", piece.start, piece.end, kind)
+            if kind in family.reasoning_open:
+                self._in_reasoning = True
+                self._reasoning_seen = True
+            elif kind in family.reasoning_close:
+                self._in_reasoning = False
+            elif kind in family.end:
+                if self._in_reasoning:
+                    self._in_reasoning = False
+                    self._diagnose("unclosed_reasoning", piece.start, "the message ends inside a reasoning block")
+                self._ended = True
+            return
+        if piece.stray_delimiter is not None and piece.kind in ("CONTENT", "REASONING"):
+            self._diagnose(
+                "stray_delimiter",
+                piece.start,
+                f"{piece.text!r} ({piece.stray_delimiter}) is not allowed here; kept as text",
+            )
+        if piece.kind == "REASONING":
+            self._reasoning.append(piece.text)
+            self._span("reasoning", piece.start, piece.end)
+            self._emit(ReasoningDelta(piece.text))
+        elif piece.kind == "CONTENT":
+            self._content.append(piece.text)
+            self._span("content", piece.start, piece.end)
+            self._emit(ContentDelta(piece.text))
+        elif call is not None:
+            call.raw.append(piece.text)
+            call.spans.append(("tool_call", piece.start, piece.end, None))
+            if piece.kind == "TOOL_CALL":
+                self._read_object_body(call, piece.text, piece.start)
+            elif piece.kind == "TOOL_NAME":
+                call.name_parts.append(piece.text)
+            elif piece.kind == "TOOL_ARGUMENTS":
+                self._read_arguments_body(call, piece.text)
+        else:
+            self._span("unparsed", piece.start, piece.end)
+            if piece.run_start:
+                self._stray_run_start = piece.start
+            if piece.kind == STRAY and piece.text.strip() and self._stray_reported_at < 0:
+                # Reported once, where the run of such text begins (whatever the chunking).
+                self._stray_reported_at = self._stray_run_start
+                where = "after the end of the message" if self._ended else "where the format has no place for text"
+                self._diagnose("unexpected_text", self._stray_run_start, f"text {where}; kept as an unparsed span")
