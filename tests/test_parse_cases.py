@@ -416,3 +416,21 @@ def test_unsupported_template_says_so() -> None:
     assert plain.render([{"role": "user", "content": "x"}]) == "x"
     with pytest.raises(chatcodec.UnsupportedTemplateError, match="plain"):
         plain.parse("x")
+
+
+def test_parser_state_follows_the_text() -> None:
+    codec = chatcodec.load("qwen3")
+    parser = codec.stream()
+    seen = []
+    for delta in ["<think>\nhm", "\n</think>\n\nHi", "\n<tool_call>\n{\"name\": ", '"f"}\n</tool_call>', "<|im_end|>"]:
+        parser.feed(delta)
+        seen.append(parser.state)
+    # "<|im_end|>" may still grow into "<|im_end|>\n", so it is held until close()
+    assert seen == ["reasoning", "content", "tool_call", "content", "content"]
+    parser.close()
+    assert parser.state == "ended"
+    deepseek = chatcodec.load("deepseek").stream()
+    deepseek.feed("maybe reasoning")
+    assert deepseek.state == "undecided"
+    deepseek.feed("</think>")
+    assert deepseek.state == "content" and deepseek.message.reasoning_content == "maybe reasoning"

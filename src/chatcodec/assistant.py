@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Literal
 
 from chatcodec.engine import STRAY, Piece
 from chatcodec.errors import ParseError
@@ -20,6 +20,8 @@ from chatcodec.json_scan import ObjectScanner
 from chatcodec.messages import FunctionCall, Message, ToolCall
 from chatcodec.spans import Span
 from chatcodec.toolcalls import ToolCallBlock, ToolCallReading
+
+ReaderState = Literal["content", "reasoning", "tool_call", "undecided", "ended"]
 
 
 class AssistantAssembler(ToolCallReading):
@@ -80,6 +82,19 @@ class AssistantAssembler(ToolCallReading):
     @property
     def ended(self) -> bool:
         return self._ended
+
+    @property
+    def state(self) -> ReaderState:
+        """Where the text read so far leaves off (for a UI showing what is being written)."""
+        if self._ended or self._finish is not None:
+            return "ended"
+        if self._call is not None:
+            return "tool_call"
+        if self._in_reasoning:
+            return "reasoning"
+        if self._undecided:
+            return "undecided"
+        return "content"
 
     def handle(self, pieces: Iterable[Piece]) -> list[Event]:
         for piece in pieces:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from chatcodec.assistant import AssistantAssembler
+from chatcodec.assistant import AssistantAssembler, ReaderState
 from chatcodec.engine import Engine
 from chatcodec.events import Diagnostic, Event, FinishReason
 from chatcodec.families.base import Family
@@ -86,6 +86,12 @@ class StreamParser:
     @property
     def finish_reason(self) -> FinishReason | None:
         return self._assembler.finish_reason
+
+    @property
+    def state(self) -> ReaderState:
+        """``content``, ``reasoning``, ``tool_call`` (inside a call block), ``undecided``
+        (leading text not yet known to be reasoning or content) or ``ended``."""
+        return self._assembler.state
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
