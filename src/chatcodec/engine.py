@@ -9,8 +9,6 @@ run's length), and once per delimiter.
 
 from __future__ import annotations
 
-import json
-import re
 from dataclasses import dataclass
 
 from lark import Token
@@ -18,11 +16,7 @@ from lark.exceptions import UnexpectedInput
 from lark.parsers.lalr_analysis import Shift
 
 from chatcodec.grammar import JSON_TERMINALS, FamilyGrammar, StateInfo
-from chatcodec.lexer import Found, GrammarError, JsonStringTracker
-
-_json_decoder = json.JSONDecoder()
-_JSON_LEADING_SPACE = re.compile(r"[ \t\n\r]*")
-_ESCAPED_CHAR = re.compile(r"\\.", re.DOTALL)
+from chatcodec.lexer import Found, GrammarError, JsonBody
 
 STRAY = "STRAY"  # free text where the grammar accepts none (e.g. after the end token)
 
@@ -61,14 +55,7 @@ class Engine:
         self._pos = 0  # index in _buffer of the first unconsumed character
         self._offset = 0  # absolute input position of _buffer[0]
         self._run: str | None = None
-        self._json: JsonStringTracker | None = None
-        self._json_base = 0  # absolute position where the current JSON run started
-        self._json_value_end = -1  # where its value ends, when decoded at once
-        self._json_decode_failed = False
-        # Quote parity of the JSON body read so far (see _quote_parity).
-        self._parity_at = 0
-        self._parity_odd = 0
-        self._parity_escape = False
+        self._json: JsonBody | None = None  # the current run, when it is a JSON body
         self._run_fresh = False
         self._state_info: StateInfo | None = None
         self.closed = False
@@ -110,7 +97,7 @@ class Engine:
             start = self._offset + self._pos
             if self._json is not None:
                 # Nothing was held back, so the tracker has seen everything before ``start``.
-                self._json.advance(text, 0, len(text))
+                self._json.tracker.advance(text, 0, len(text))
             self._offset = start + len(text)
             self._buffer = ""
             self._pos = 0
@@ -174,7 +161,8 @@ class Engine:
                 piece = self._text(out, buffer[found.start : found.end], found.start)
                 piece.stray_delimiter = found.terminal
                 pos = found.end
-                self._advance_json(buffer, pos)
+                if self._json is not None:
+                    self._json.advance(buffer, self._offset, pos)
                 continue
             if found.start > pos:
                 self._text(out, buffer[pos : found.start], pos)
@@ -184,83 +172,21 @@ class Engine:
         self._pos = pos
 
     def _search(self, info: StateInfo, buffer: str, pos: int, end: int, final: bool) -> Found | int:
-        tracker = self._json
-        if tracker is None:
+        body = self._json
+        if body is None:
             return info.matcher.search(buffer, pos, end, final)
         while True:
-            if self._json_value_end >= 0 and self.grammar.json_safe_delimiters:
+            if body.value_end >= 0 and self.grammar.json_safe_delimiters:
                 # No delimiter can begin inside a complete JSON value but within a string.
-                pos = max(pos, min(end, self._json_value_end - self._offset))
+                pos = max(pos, min(end, body.value_end - self._offset))
             found = info.matcher.search(buffer, pos, end, final)
             if isinstance(found, int):
-                self._advance_json(buffer, found)
+                body.advance(buffer, self._offset, found)
                 return found
-            if not self._inside_json_string(tracker, buffer, found.start):
+            if not body.inside_string(buffer, self._offset, found.start):
                 return found
             # A delimiter spelled inside a JSON string literal is text.
             pos = found.start + 1
-
-    def _inside_json_string(self, tracker: JsonStringTracker, buffer: str, index: int) -> bool:
-        """Is ``buffer[index]`` inside a string literal of the current JSON body?
-
-        While the whole body is still in the buffer (one-shot parsing, a large delta), this is
-        answered at C speed: an even number of unescaped quotes means outside; an odd number is
-        checked with the JSON decoder, since the value may have ended before a stray quote.
-        Otherwise the incremental tracker answers. Both give the tracker's answer.
-        """
-        absolute = self._offset + index
-        if self._json_value_end >= 0:
-            return absolute < self._json_value_end
-        start = self._json_base - self._offset
-        if tracker.scanned == 0 and start >= 0:
-            if not self._quote_parity(buffer, index):
-                return False
-            if not self._json_decode_failed:
-                value_end = self._decode_json(buffer, start)
-                if value_end is not None:
-                    self._json_value_end = self._offset + value_end
-                    tracker.finished = True
-                    tracker.scanned = value_end - start
-                    return absolute < self._json_value_end
-                self._json_decode_failed = True
-        self._advance_json(buffer, index)
-        return tracker.in_string or tracker.escaped
-
-    def _quote_parity(self, buffer: str, index: int) -> bool:
-        """Whether an odd number of unescaped quotes lies between the body's start and index."""
-        pos = self._parity_at - self._offset
-        if self._parity_escape and pos < index:
-            pos += 1
-            self._parity_escape = False
-        segment = buffer[pos:index] if pos < index else ""
-        if "\\" in segment:
-            segment = _ESCAPED_CHAR.sub("", segment)
-            if segment.endswith("\\"):  # it escapes the character after index
-                self._parity_escape = True
-                segment = segment[:-1]
-        self._parity_odd ^= segment.count('"') & 1
-        self._parity_at = self._offset + max(index, pos)
-        return bool(self._parity_odd)
-
-    def _decode_json(self, buffer: str, start: int) -> int | None:
-        """Where the body's JSON value ends, if the C decoder can read it from the buffer."""
-        first = _JSON_LEADING_SPACE.match(buffer, start).end()  # type: ignore[union-attr]
-        if first >= len(buffer) or buffer[first] not in '{["':
-            return None
-        try:
-            _, value_end = _json_decoder.raw_decode(buffer, first)
-        except (ValueError, RecursionError):
-            return None
-        return int(value_end)
-
-    def _advance_json(self, buffer: str, index: int) -> None:
-        """Let the JSON string tracker examine the run's text up to ``buffer[index]``."""
-        tracker = self._json
-        if tracker is None:
-            return
-        scanned_to = self._json_base + tracker.scanned - self._offset
-        if index > scanned_to:
-            tracker.advance(buffer, scanned_to, index)
 
     def _start_run(self, terminal: str | None, index: int) -> None:
         self._run_fresh = True
@@ -270,13 +196,7 @@ class Engine:
         self._feed_token(terminal, "")
         self._run = terminal
         if terminal in JSON_TERMINALS:
-            self._json = JsonStringTracker()
-            self._json_base = self._offset + index
-            self._json_value_end = -1
-            self._json_decode_failed = False
-            self._parity_at = self._json_base
-            self._parity_odd = 0
-            self._parity_escape = False
+            self._json = JsonBody(self._offset + index)
 
     def _text(self, out: list[Piece], text: str, index: int) -> Piece:
         piece = Piece(self._run or STRAY, text, self._offset + index, run_start=self._run_fresh)

@@ -18,6 +18,7 @@ the parser state does not accept is reported as *stray* and stays text.
 from __future__ import annotations
 
 import itertools
+import json
 import re
 from dataclasses import dataclass, field
 
@@ -270,3 +271,84 @@ class JsonStringTracker:
                 self.depth -= 1
                 self.finished = self.depth == 0
         self.scanned += stop - start
+
+
+_json_decoder = json.JSONDecoder()
+_JSON_LEADING_SPACE = re.compile(r"[ \t\n\r]*")
+_ESCAPED_CHAR = re.compile(r"\\.", re.DOTALL)
+
+
+class JsonBody:
+    """Which positions of one JSON body (a tool call's text) lie inside string literals.
+
+    Positions are absolute; the caller passes the buffer and the absolute position of its first
+    character. While the whole body is still in the buffer (one-shot parsing, a large delta),
+    the answer comes at C speed: an even number of unescaped quotes means outside; an odd number
+    is checked with the JSON decoder, since the value may have ended before a stray quote.
+    Otherwise the incremental ``JsonStringTracker`` answers. Both give the tracker's answer.
+    """
+
+    __slots__ = ("base", "tracker", "value_end", "_decode_failed", "_parity_at", "_parity_odd", "_parity_escape")
+
+    def __init__(self, base: int) -> None:
+        self.base = base  # absolute position where the body starts
+        self.tracker = JsonStringTracker()
+        self.value_end = -1  # where the body's value ends, once decoded whole
+        self._decode_failed = False
+        self._parity_at = base
+        self._parity_odd = 0
+        self._parity_escape = False
+
+    def inside_string(self, buffer: str, offset: int, index: int) -> bool:
+        """Is ``buffer[index]`` inside a string literal of the body?"""
+        absolute = offset + index
+        if self.value_end >= 0:
+            return absolute < self.value_end
+        start = self.base - offset
+        if self.tracker.scanned == 0 and start >= 0:
+            if not self._quote_parity(buffer, offset, index):
+                return False
+            if not self._decode_failed:
+                value_end = _decoded_end(buffer, start)
+                if value_end is not None:
+                    self.value_end = offset + value_end
+                    self.tracker.finished = True
+                    self.tracker.scanned = value_end - start
+                    return absolute < self.value_end
+                self._decode_failed = True
+        self.advance(buffer, offset, index)
+        return self.tracker.in_string or self.tracker.escaped
+
+    def advance(self, buffer: str, offset: int, index: int) -> None:
+        """Let the tracker examine the body up to ``buffer[index]`` (before the buffer drops it)."""
+        scanned_to = self.base + self.tracker.scanned - offset
+        if index > scanned_to:
+            self.tracker.advance(buffer, scanned_to, index)
+
+    def _quote_parity(self, buffer: str, offset: int, index: int) -> bool:
+        """Whether an odd number of unescaped quotes lies between the body's start and index."""
+        pos = self._parity_at - offset
+        if self._parity_escape and pos < index:
+            pos += 1
+            self._parity_escape = False
+        segment = buffer[pos:index] if pos < index else ""
+        if "\\" in segment:
+            segment = _ESCAPED_CHAR.sub("", segment)
+            if segment.endswith("\\"):  # it escapes the character after index
+                self._parity_escape = True
+                segment = segment[:-1]
+        self._parity_odd ^= segment.count('"') & 1
+        self._parity_at = offset + max(index, pos)
+        return bool(self._parity_odd)
+
+
+def _decoded_end(buffer: str, start: int) -> int | None:
+    """Where the JSON value at ``buffer[start:]`` ends, if the C decoder can read it whole."""
+    first = _JSON_LEADING_SPACE.match(buffer, start).end()  # type: ignore[union-attr]
+    if first >= len(buffer) or buffer[first] not in '{["':
+        return None
+    try:
+        _, value_end = _json_decoder.raw_decode(buffer, first)
+    except (ValueError, RecursionError):
+        return None
+    return int(value_end)
