@@ -138,11 +138,14 @@ def compare(
     losses = injection_risks(family, original)
     recovered = transcript.messages
     last_user = max((i for i, m in enumerate(original) if m.role == "user"), default=-1)
+    think = _think_tags(family)
     matcher = difflib.SequenceMatcher(a=[m.role for m in original], b=[m.role for m in recovered], autojunk=False)
     for tag, a0, a1, b0, b1 in matcher.get_opcodes():
         if tag == "equal":
             for offset in range(a1 - a0):
-                losses += _compare_message(a0 + offset, original[a0 + offset], recovered[b0 + offset], last_user)
+                losses += _compare_message(
+                    a0 + offset, original[a0 + offset], recovered[b0 + offset], last_user, think
+                )
             continue
         for index in range(a0, a1):
             message = original[index]
@@ -165,20 +168,32 @@ def _plain(tool: Any) -> Any:
     return tool.to_dict() if hasattr(tool, "to_dict") else tool
 
 
-def _compare_message(index: int, before: Message, after: Message, last_user: int) -> list[Loss]:
+def _think_tags(family: Family) -> tuple[str, str] | None:
+    """The family's reasoning tags as written inside content (``<think>``, ``</think>``)."""
+    grammar = family.grammar
+    if not family.reasoning_open or not family.reasoning_close:
+        return None
+    opening = grammar.literal(min(family.reasoning_open)).strip()
+    closing = grammar.literal(min(family.reasoning_close)).strip()
+    return opening, closing
+
+
+def _compare_message(
+    index: int, before: Message, after: Message, last_user: int, think: tuple[str, str] | None
+) -> list[Loss]:
     losses: list[Loss] = []
-    moved = _reasoning_moved(before, after)
-    if moved:
+    if think is not None and _reasoning_moved(before, after, think):
+        opening, closing = think
         losses.append(
             Loss(
                 "reasoning_moved",
-                "reasoning written inside content (<think>...</think>) comes back as reasoning_content",
+                f"reasoning written inside content ({opening}...{closing}) comes back as reasoning_content",
                 index,
                 "content",
             )
         )
     else:
-        losses += _compare_content(index, before, after)
+        losses += _compare_content(index, before, after, think)
         losses += _compare_reasoning(index, before, after, last_user)
     losses += _compare_tool_calls(index, before, after)
     if before.tool_call_id is not None and after.tool_call_id is None:
@@ -192,27 +207,28 @@ def _compare_message(index: int, before: Message, after: Message, last_user: int
     return losses
 
 
-def _reasoning_moved(before: Message, after: Message) -> bool:
+def _reasoning_moved(before: Message, after: Message, think: tuple[str, str]) -> bool:
     """Content "<think>r</think>c" rendered as a think block and read back as reasoning "r"."""
+    opening, closing = think
     text = before.text
-    if before.reasoning_content or "</think>" not in text or not after.reasoning_content:
+    if before.reasoning_content or closing not in text or not after.reasoning_content:
         return False
-    thought, _, answer = text.partition("</think>")
-    thought = thought.split("<think>")[-1]
+    thought, _, answer = text.partition(closing)
+    thought = thought.split(opening)[-1]
     return after.reasoning_content.strip() == thought.strip() and after.text.strip() == answer.strip()
 
 
-def _compare_content(index: int, before: Message, after: Message) -> list[Loss]:
+def _compare_content(index: int, before: Message, after: Message, think: tuple[str, str] | None) -> list[Loss]:
     old, new = before.text, after.text
     if old == new:
         return []
     if new == old.strip() or new == old.strip("\n") or new == old.lstrip("\n") or new == old.rstrip():
         return [Loss("whitespace_trimmed", "leading/trailing whitespace of content trimmed", index, "content")]
-    if "</think>" in old and new == old.split("</think>")[-1].lstrip("\n"):
+    if think is not None and think[1] in old and new == old.split(think[1])[-1].lstrip("\n"):
         return [
             Loss(
                 "reasoning_not_rendered",
-                "reasoning written inside content (<think>...</think>) not rendered",
+                f"reasoning written inside content ({think[0]}...{think[1]}) not rendered",
                 index,
                 "content",
             )
