@@ -21,7 +21,7 @@ from chatcodec.loading import TemplateSource, find_template
 from chatcodec.masks import RenderedConversation
 from chatcodec.messages import Message, Tool, parse_messages, parse_tools
 from chatcodec.render import check_syntax, clock, render_source, template_needs
-from chatcodec.roundtrip import RoundTripReport, compare
+from chatcodec.roundtrip import RoundTripReport, compare, text_loss
 from chatcodec.stream import ParseResult, StreamParser
 from chatcodec.transcript import Transcript, read_transcript
 
@@ -240,7 +240,7 @@ class Codec:
         report = RoundTripReport(text=text, rerendered=rerendered, transcript=transcript)
         report.losses = compare(self.family, validated, [t.to_dict() for t in validated_tools or []] or None, transcript)
         if not report.text_survived:
-            report.losses.insert(0, _text_loss(text, rerendered))
+            report.losses.insert(0, text_loss(text, rerendered))
         return report
 
     def render_with_spans(
@@ -266,17 +266,6 @@ class Codec:
                 "(it merges, drops or reorders messages, or content contains delimiters)"
             )
         return RenderedConversation(text=text, messages=transcript.spans)
-
-
-def _text_loss(text: str, rerendered: str) -> Any:
-    from chatcodec.roundtrip import Loss
-
-    at = next((i for i, (a, b) in enumerate(zip(text, rerendered)) if a != b), min(len(text), len(rerendered)))
-    return Loss(
-        "text_not_reproduced",
-        f"rendering the recovered conversation differs from the original text at character {at}: "
-        f"{text[at:at + 30]!r} vs {rerendered[at:at + 30]!r}",
-    )
 
 
 def _tool_names(tools: Any) -> list[str] | None:

@@ -31,7 +31,8 @@ from chatcodec.errors import InvalidMessageError
 
 KNOWN_ROLES = ("system", "developer", "user", "assistant", "tool", "ipython")
 Role = Literal["system", "developer", "user", "assistant", "tool", "ipython"]
-REASONING_ALIASES = ("reasoning_content", "thinking", "reasoning")
+# The names a message's reasoning goes by; the first is the one templates read most.
+REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
 
 
 def new_tool_call_id() -> str:
@@ -142,7 +143,7 @@ class Message(BaseModel):
         given_keys = tuple(data)
         reasoning_key = "reasoning_content"
         if data.get("reasoning_content") is None:
-            for alias in ("thinking", "reasoning"):
+            for alias in REASONING_FIELDS[1:]:
                 value = data.get(alias)
                 if isinstance(value, str):
                     data = {k: v for k, v in data.items() if k != alias}

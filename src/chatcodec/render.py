@@ -29,6 +29,7 @@ import jinja2.nodes
 from jinja2.exceptions import SecurityError, TemplateError, TemplateSyntaxError
 
 from chatcodec.errors import InvalidMessageError, TemplateRenderError, TemplateSecurityError
+from chatcodec.messages import REASONING_FIELDS
 from chatcodec.sandbox import ChatTemplateSandbox, check_size, trusted_values, weight
 
 Clock = Callable[[], datetime]
@@ -164,7 +165,7 @@ def template_needs(source: str) -> TemplateNeeds:
         for node in tree.find_all(jinja2.nodes.Getitem)
         if isinstance(node.arg, jinja2.nodes.Const) and isinstance(node.arg.value, str)
     }
-    reasoning = tuple(field for field in ("reasoning_content", "thinking", "reasoning") if field in mentioned)
+    reasoning = tuple(field for field in REASONING_FIELDS if field in mentioned)
     return TemplateNeeds(arguments=form, reasoning_fields=reasoning)
 
 
@@ -223,7 +224,6 @@ def _is_numpy_scalar(value: Any) -> bool:
 
 
 # The names reasoning goes by; transformers fills the first two from whichever is given.
-REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
 
 
 def hf_template_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

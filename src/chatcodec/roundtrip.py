@@ -89,6 +89,16 @@ class RoundTripReport:
         }
 
 
+def text_loss(text: str, rerendered: str) -> Loss:
+    """The loss that says where rendering the recovered conversation first differs."""
+    at = next((i for i, (a, b) in enumerate(zip(text, rerendered)) if a != b), min(len(text), len(rerendered)))
+    return Loss(
+        "text_not_reproduced",
+        f"rendering the recovered conversation differs from the original text at character {at}: "
+        f"{text[at:at + 30]!r} vs {rerendered[at:at + 30]!r}",
+    )
+
+
 def delimiters_in(family: Family, value: str) -> list[tuple[str, str]]:
     """The format's delimiters spelled inside ``value``: (spelling, terminal), longest first."""
     found: list[tuple[str, str]] = []
