@@ -59,7 +59,7 @@ class AssistantAssembler(ToolCallReading):
         self._diagnostics: list[Diagnostic] = []
         self._events: list[Event] = []
         self._finish: FinishReason | None = None
-        self._stray_reported_at = -1
+        self._stray_reported = False
         self._stray_run_start = 0
         self._base = base
         self.silent = False
@@ -310,8 +310,8 @@ class AssistantAssembler(ToolCallReading):
             self._span("unparsed", piece.start, piece.end)
             if piece.run_start:
                 self._stray_run_start = piece.start
-            if piece.kind == STRAY and piece.text.strip() and self._stray_reported_at < 0:
+            if piece.kind == STRAY and piece.text.strip() and not self._stray_reported:
                 # Reported once, where the run of such text begins (whatever the chunking).
-                self._stray_reported_at = self._stray_run_start
+                self._stray_reported = True
                 where = "after the end of the message" if self._ended else "where the format has no place for text"
                 self._diagnose("unexpected_text", self._stray_run_start, f"text {where}; kept as an unparsed span")

@@ -65,11 +65,6 @@ class Engine:
         """Absolute position of the first character not yet handed out."""
         return self._offset + self._pos
 
-    @property
-    def run(self) -> str | None:
-        """The free-text terminal being read, if any."""
-        return self._run
-
     def accepts_end(self) -> bool:
         """Could the text end here (no block the grammar requires closing is open)?"""
         if "$END" not in self._parser.choices():

@@ -48,7 +48,6 @@ class FamilyGrammar:
             # every turn and tool call on Lark's value stack for the whole parse.
             lalr = parser.parser.parser.parser
             lalr.callbacks = {rule: _build_nothing for rule in lalr.callbacks}
-        self.lark = self.parsers[starts[0]]
         self.spellings: dict[str, str] = {}  # spelling -> delimiter terminal
         terminals = {t.name: t for parser in self.parsers.values() for t in parser.terminals}
         for terminal in terminals.values():
