@@ -13,7 +13,7 @@ from chatcodec.events import (
     ToolCallEnd,
     ToolCallStart,
 )
-from chatcodec.stream import ParseResult
+from chatcodec.parse.stream import ParseResult
 
 FAMILIES = ("qwen3", "deepseek", "llama3_hermes")
 

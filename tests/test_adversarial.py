@@ -27,10 +27,10 @@ import pytest
 
 import chatcodec
 from chatcodec import ParseError
-from chatcodec.engine import Engine
+from chatcodec.parse.engine import Engine
 from chatcodec.events import Event, ToolCallArgumentsDelta, ToolCallEnd, ToolCallStart
-from chatcodec.lexer import DelimiterMatcher, Found, JsonStringTracker
-from chatcodec.stream import ParseResult
+from chatcodec.parse.lexer import DelimiterMatcher, Found, JsonStringTracker
+from chatcodec.parse.stream import ParseResult
 
 # time(2n) / time(n) of a linear parser is 2; the checks allow a little for fixed costs.
 MAX_GROWTH = 2.2

@@ -16,7 +16,7 @@ import pytest
 
 import chatcodec
 from chatcodec.cli import main
-from chatcodec.roundtrip import LOSS_KINDS
+from chatcodec.check.roundtrip import LOSS_KINDS
 
 QWEN = chatcodec.load("qwen3")
 TOOLS = [

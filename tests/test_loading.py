@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 import chatcodec
-from chatcodec.loading import BUNDLED_SPECIAL_TOKENS
+from chatcodec.render.loading import BUNDLED_SPECIAL_TOKENS
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "templates"

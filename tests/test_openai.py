@@ -25,7 +25,7 @@ from chatcodec.events import (
     ToolCallStart,
 )
 from chatcodec.messages import FunctionCall, Message, ToolCall
-from chatcodec.openai import (
+from chatcodec.adapters.openai import (
     SSE_DONE,
     ChunkAdapter,
     completion_response,

@@ -13,7 +13,7 @@ from parsing_support import FAMILIES
 
 import chatcodec
 from chatcodec.messages import parse_messages
-from chatcodec.roundtrip import delimiters_in
+from chatcodec.check.roundtrip import delimiters_in
 
 CODECS = {name: chatcodec.load(name) for name in FAMILIES}
 ALPHABET = st.sampled_from(
@@ -133,7 +133,7 @@ def test_render_parse_render_is_exact_and_losses_explain_every_difference(family
     check()
 
 
-def _report(family: str, messages: list[dict[str, Any]], **kwargs: Any) -> chatcodec.roundtrip.RoundTripReport:
+def _report(family: str, messages: list[dict[str, Any]], **kwargs: Any) -> chatcodec.check.roundtrip.RoundTripReport:
     return CODECS[family].roundtrip(messages, **kwargs)
 
 

@@ -7,7 +7,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from chatcodec.engine import Engine
+from chatcodec.parse.engine import Engine
 from chatcodec.errors import (
     ChatCodecError,
     InvalidMessageError,
@@ -15,15 +15,15 @@ from chatcodec.errors import (
     TemplateSecurityError,
     UnsupportedTemplateError,
 )
-from chatcodec.families import detect_family, family_named
-from chatcodec.families.base import Family
-from chatcodec.loading import TemplateSource, find_template
-from chatcodec.masks import RenderedConversation
+from chatcodec.formats import detect_family, family_named
+from chatcodec.formats.base import Family
+from chatcodec.render.loading import TemplateSource, find_template
+from chatcodec.check.masks import RenderedConversation
 from chatcodec.messages import Message, Tool, parse_messages, parse_tools
-from chatcodec.render import check_syntax, clock, render_source, template_needs
-from chatcodec.roundtrip import RoundTripReport, compare, text_loss
-from chatcodec.stream import ParseResult, StreamParser
-from chatcodec.transcript import Transcript, read_transcript
+from chatcodec.render.jinja import check_syntax, clock, render_source, template_needs
+from chatcodec.check.roundtrip import RoundTripReport, compare, text_loss
+from chatcodec.parse.stream import ParseResult, StreamParser
+from chatcodec.parse.transcript import Transcript, read_transcript
 
 MessagesInput = Sequence[Message | Mapping[str, Any]]
 ToolsInput = Sequence[Tool | Mapping[str, Any]] | None

@@ -23,9 +23,9 @@ from typing import IO, Any, NoReturn
 import chatcodec
 from chatcodec.errors import ChatCodecError
 from chatcodec.events import Diagnostic
-from chatcodec.roundtrip import LOSS_KINDS, RoundTripReport
-from chatcodec.spans import Span
-from chatcodec.transcript import MessageSpan, Transcript
+from chatcodec.check.roundtrip import LOSS_KINDS, RoundTripReport
+from chatcodec.parse.spans import Span
+from chatcodec.parse.transcript import MessageSpan, Transcript
 
 EXIT_USAGE = 2
 
@@ -145,7 +145,7 @@ def _warn(diagnostics: Sequence[Diagnostic]) -> None:
 
 
 def cmd_parse(args: argparse.Namespace) -> int:
-    from chatcodec.openai import completion_response, message_to_openai
+    from chatcodec.adapters.openai import completion_response, message_to_openai
 
     codec, parser = _parser_for(args)
     completion = _read_text_exactly(args.file)
@@ -162,7 +162,7 @@ def cmd_parse(args: argparse.Namespace) -> int:
 
 
 def cmd_stream(args: argparse.Namespace) -> int:
-    from chatcodec.openai import SSE_DONE, ChunkAdapter, stream_chunks, to_sse
+    from chatcodec.adapters.openai import SSE_DONE, ChunkAdapter, stream_chunks, to_sse
 
     if args.chunk < 1:
         raise CliError(f"--chunk must be at least 1, got {args.chunk}")

@@ -7,9 +7,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from chatcodec.families.base import Family
+from chatcodec.formats.base import Family
 from chatcodec.messages import Message
-from chatcodec.transcript import Transcript
+from chatcodec.parse.transcript import Transcript
 
 # The kinds of loss a report can list (the CLI's summary table counts them).
 LOSS_KINDS = (

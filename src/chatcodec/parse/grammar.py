@@ -10,7 +10,7 @@ from typing import Any
 from lark import Lark
 from lark.lexer import PatternRE, PatternStr
 
-from chatcodec.lexer import DelimiterMatcher, GrammarError, spellings_of_pattern
+from chatcodec.parse.lexer import DelimiterMatcher, GrammarError, spellings_of_pattern
 from chatcodec.resources import grammar_text
 
 # Free-text terminals whose text is JSON: delimiters inside its strings are not delimiters.

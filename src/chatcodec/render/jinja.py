@@ -7,7 +7,7 @@ adds ``raise_exception`` and ``strftime_now``. Messages are passed with ``None``
 reasoning copied under its alias names, every value rebuilt from plain data, and the
 tokenizer's special tokens as variables. This module reproduces that, byte for byte. The
 environment itself is stricter than transformers' about what templates may do (they come from
-model repositories and are untrusted code): see ``chatcodec.sandbox``.
+model repositories and are untrusted code): see ``chatcodec.render.sandbox``.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from jinja2.exceptions import SecurityError, TemplateError, TemplateSyntaxError
 
 from chatcodec.errors import InvalidMessageError, TemplateRenderError, TemplateSecurityError
 from chatcodec.messages import REASONING_FIELDS
-from chatcodec.sandbox import ChatTemplateSandbox, check_size, trusted_values, weight
+from chatcodec.render.sandbox import ChatTemplateSandbox, check_size, trusted_values, weight
 
 Clock = Callable[[], datetime]
 _clock: contextvars.ContextVar[Clock] = contextvars.ContextVar("chatcodec_clock", default=datetime.now)

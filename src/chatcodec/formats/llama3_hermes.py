@@ -1,6 +1,6 @@
 """Llama 3 headers with Hermes-style ``<tool_call>`` JSON blocks; no reasoning."""
 
-from chatcodec.families.base import Family
+from chatcodec.formats.base import Family
 
 FAMILY = Family(
     name="llama3_hermes",

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from chatcodec.transcript import MessageSpan
+from chatcodec.parse.transcript import MessageSpan
 
 
 @dataclass

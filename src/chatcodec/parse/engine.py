@@ -15,8 +15,8 @@ from lark import Token
 from lark.exceptions import UnexpectedInput
 from lark.parsers.lalr_analysis import Shift
 
-from chatcodec.grammar import JSON_TERMINALS, FamilyGrammar, StateInfo
-from chatcodec.lexer import Found, GrammarError, JsonBody
+from chatcodec.parse.grammar import JSON_TERMINALS, FamilyGrammar, StateInfo
+from chatcodec.parse.lexer import Found, GrammarError, JsonBody
 
 STRAY = "STRAY"  # free text where the grammar accepts none (e.g. after the end token)
 

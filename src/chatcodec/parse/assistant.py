@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Literal
 
-from chatcodec.engine import STRAY, Piece
+from chatcodec.parse.engine import STRAY, Piece
 from chatcodec.errors import ParseError
 from chatcodec.events import (
     ContentDelta,
@@ -15,11 +15,11 @@ from chatcodec.events import (
     FinishReason,
     ReasoningDelta,
 )
-from chatcodec.families.base import Family
-from chatcodec.json_scan import ObjectScanner
+from chatcodec.formats.base import Family
+from chatcodec.parse.json_scan import ObjectScanner
 from chatcodec.messages import FunctionCall, Message, ToolCall
-from chatcodec.spans import Span
-from chatcodec.toolcalls import ToolCallBlock, ToolCallReading
+from chatcodec.parse.spans import Span
+from chatcodec.parse.toolcalls import ToolCallBlock, ToolCallReading
 
 ReaderState = Literal["content", "reasoning", "tool_call", "undecided", "ended"]
 

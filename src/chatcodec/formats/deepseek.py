@@ -1,6 +1,6 @@
 """DeepSeek (V3.1 style): full-width delimiters, ``NAME<｜tool▁sep｜>ARGS`` tool calls."""
 
-from chatcodec.families.base import Family
+from chatcodec.formats.base import Family
 
 FAMILY = Family(
     name="deepseek",

@@ -1,6 +1,6 @@
 """DeepSeek V3 / R1 (before V3.1): ``function<｜tool▁sep｜>NAME`` and a fenced JSON block."""
 
-from chatcodec.families.base import Family
+from chatcodec.formats.base import Family
 
 FAMILY = Family(
     name="deepseek_v3",

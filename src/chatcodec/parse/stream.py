@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from chatcodec.assistant import AssistantAssembler, ReaderState
-from chatcodec.engine import Engine
+from chatcodec.parse.assistant import AssistantAssembler, ReaderState
+from chatcodec.parse.engine import Engine
 from chatcodec.events import Diagnostic, Event, FinishReason
-from chatcodec.families.base import Family
+from chatcodec.formats.base import Family
 from chatcodec.messages import Message
-from chatcodec.spans import Span
+from chatcodec.parse.spans import Span
 
 BLOCK = 4096  # deltas between two joins of the text gathered so far
 

@@ -11,12 +11,12 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from chatcodec.assistant import AssistantAssembler
-from chatcodec.engine import STRAY, Engine, Piece
+from chatcodec.parse.assistant import AssistantAssembler
+from chatcodec.parse.engine import STRAY, Engine, Piece
 from chatcodec.events import Diagnostic
-from chatcodec.families.base import Family
+from chatcodec.formats.base import Family
 from chatcodec.messages import Message
-from chatcodec.spans import Span
+from chatcodec.parse.spans import Span
 
 
 @dataclass

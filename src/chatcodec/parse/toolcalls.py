@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chatcodec.events import ContentDelta, Event, ToolCallArgumentsDelta, ToolCallEnd, ToolCallStart
-from chatcodec.json_scan import ObjectScanner, ValueScanner
+from chatcodec.parse.json_scan import ObjectScanner, ValueScanner
 from chatcodec.messages import new_tool_call_id
 
 ARGUMENT_KEYS = ("arguments", "parameters")  # some models write Llama's "parameters"

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from chatcodec.errors import UnsupportedTemplateError
-from chatcodec.families import deepseek, deepseek_v3, llama3_hermes, qwen3
-from chatcodec.families.base import Family
+from chatcodec.formats import deepseek, deepseek_v3, llama3_hermes, qwen3
+from chatcodec.formats.base import Family
 
 # Most specific first: a Llama-3 template with Hermes tool calls also contains "<tool_call>",
 # and DeepSeek V3's fenced calls also contain V3.1's call delimiter.

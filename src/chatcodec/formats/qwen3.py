@@ -1,6 +1,6 @@
 """Qwen3: ChatML turns, ``<think>`` reasoning, ``<tool_call>`` JSON objects (Hermes style)."""
 
-from chatcodec.families.base import Family
+from chatcodec.formats.base import Family
 
 FAMILY = Family(
     name="qwen3",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from chatcodec.grammar import FamilyGrammar, load_grammar
+from chatcodec.parse.grammar import FamilyGrammar, load_grammar
 
 CallBody = Literal["object", "name_then_arguments"]
 

@@ -1,0 +1,1 @@
+"""Checks on rendered conversations: round trips and their loss reports, spans and masks."""
