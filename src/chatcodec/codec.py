@@ -15,8 +15,8 @@ from chatcodec.errors import (
     TemplateSecurityError,
     UnsupportedTemplateError,
 )
-from chatcodec.formats import detect_family, family_named
-from chatcodec.formats.base import Family
+from chatcodec.formats import format_for_template, format_named
+from chatcodec.formats.base import Format
 from chatcodec.render.loading import TemplateSource, find_template
 from chatcodec.check.masks import RenderedConversation
 from chatcodec.messages import Message, Tool, parse_messages, parse_tools
@@ -45,17 +45,24 @@ class Codec:
         self.special_tokens = dict(template.special_tokens)
         self._clock = clock
         self._needs = template_needs(template.source)
-        self._family: Family | None = family_named(family) if family else detect_family(template.source)
+        self._format: Format | None = format_named(family) if family else None
 
     @property
-    def family(self) -> Family:
-        """The wire-format family this template writes (raises if chatcodec cannot parse it)."""
-        if self._family is None:
-            raise UnsupportedTemplateError(
-                f"template {self.name!r} does not write a format chatcodec can parse "
-                "(rendering works; pass family=... to load() if it is one of the known families)"
-            )
-        return self._family
+    def format(self) -> Format:
+        """The wire format this template writes: its framing, reasoning and call syntax, read
+        from the template the first time it is asked for (raises ``UnsupportedTemplateError``
+        if the template's output does not show where messages lie)."""
+        if self._format is None:
+            self._format = format_for_template(self.name, self.source, self._probe_render)
+        return self._format
+
+    @property
+    def family(self) -> Format:
+        """The same as ``format`` (the name earlier releases used)."""
+        return self.format
+
+    def _probe_render(self, messages: MessagesInput, **kwargs: Any) -> str:
+        return self.render(messages, **kwargs)
 
     # -- parsing -----------------------------------------------------------------------------
 
@@ -280,7 +287,7 @@ def _tool_names(tools: Any) -> list[str] | None:
     return names
 
 
-def generation_prefill(family: Family, prompt: str) -> str:
+def generation_prefill(family: Format, prompt: str) -> str:
     """The part of an assistant turn the prompt already wrote (``<think>\n``, a prefill...).
 
     The prompt is read with the family's transcript grammar: if its last turn is an assistant

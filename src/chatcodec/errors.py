@@ -27,6 +27,11 @@ class UnsupportedTemplateError(ChatCodecError):
     """The template's wire format is not one of the families chatcodec can parse."""
 
 
+class GrammarError(ChatCodecError):
+    """A format's grammar breaks a rule the engine relies on (a bug in a grammar piece, or a
+    framing read from a template that cannot be written as one LALR grammar)."""
+
+
 class ParseError(ChatCodecError):
     """Strict parsing found model output that does not follow the format.
 

@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from chatcodec.formats.base import Family
+from chatcodec.formats.base import Format
 from chatcodec.messages import Message
 from chatcodec.parse.transcript import Transcript
 
@@ -99,7 +99,7 @@ def text_loss(text: str, rerendered: str) -> Loss:
     )
 
 
-def delimiters_in(family: Family, value: str) -> list[tuple[str, str]]:
+def delimiters_in(family: Format, value: str) -> list[tuple[str, str]]:
     """The format's delimiters spelled inside ``value``: (spelling, terminal), longest first."""
     found: list[tuple[str, str]] = []
     spellings = family.grammar.spellings
@@ -121,7 +121,7 @@ def _string_fields(message: Message) -> list[tuple[str, str]]:
     return [(name, value) for name, value in fields if value]
 
 
-def injection_risks(family: Family, messages: list[Message]) -> list[Loss]:
+def injection_risks(family: Format, messages: list[Message]) -> list[Loss]:
     losses = []
     for index, message in enumerate(messages):
         for field_name, value in _string_fields(message):
@@ -139,7 +139,7 @@ def injection_risks(family: Family, messages: list[Message]) -> list[Loss]:
 
 
 def compare(
-    family: Family,
+    family: Format,
     original: list[Message],
     tools: list[dict[str, Any]] | None,
     transcript: Transcript,
@@ -178,7 +178,7 @@ def _plain(tool: Any) -> Any:
     return tool.to_dict() if hasattr(tool, "to_dict") else tool
 
 
-def _think_tags(family: Family) -> tuple[str, str] | None:
+def _think_tags(family: Format) -> tuple[str, str] | None:
     """The family's reasoning tags as written inside content (``<think>``, ``</think>``)."""
     grammar = family.grammar
     if not family.reasoning_open or not family.reasoning_close:

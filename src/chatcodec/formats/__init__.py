@@ -1,27 +1,41 @@
-"""The wire-format families chatcodec can parse, one small module each."""
+"""Formats: a turn framing + a reasoning syntax + a call syntax.
+
+``format_for_template`` gives every template that renders a format: DeepSeek's templates get
+their hand-written framing, every other template the framing read off its own output.
+"""
 
 from __future__ import annotations
 
 from chatcodec.errors import UnsupportedTemplateError
-from chatcodec.formats import deepseek, deepseek_v3, llama3_hermes, qwen3
-from chatcodec.formats.base import Family
+from chatcodec.formats.base import Family, Format
+from chatcodec.formats.derived import derive_format
+from chatcodec.formats.named import NAMED, SIGNATURES
+from chatcodec.formats.probe import Render
 
-# Most specific first: a Llama-3 template with Hermes tool calls also contains "<tool_call>",
-# and DeepSeek V3's fenced calls also contain V3.1's call delimiter.
-FAMILIES: tuple[Family, ...] = (deepseek_v3.FAMILY, deepseek.FAMILY, llama3_hermes.FAMILY, qwen3.FAMILY)
-BY_NAME = {family.name: family for family in FAMILIES}
+BY_NAME = {format.name: format for format in NAMED}
+
+__all__ = ["BY_NAME", "Family", "Format", "format_for_template", "format_named"]
 
 
-def family_named(name: str) -> Family:
+def format_named(name: str) -> Format:
     try:
         return BY_NAME[name]
     except KeyError:
-        raise UnsupportedTemplateError(f"unknown family {name!r} (known: {', '.join(sorted(BY_NAME))})") from None
+        raise UnsupportedTemplateError(f"unknown format {name!r} (known: {', '.join(sorted(BY_NAME))})") from None
 
 
-def detect_family(template_source: str) -> Family | None:
-    """The family whose delimiters the template writes, or None."""
-    for family in FAMILIES:
-        if family.matches(template_source):
-            return family
+def hand_written_format(template_source: str) -> Format | None:
+    """The hand-written format whose delimiters the template writes, if any."""
+    for format, signature in SIGNATURES:
+        if all(literal in template_source for literal in signature):
+            return format
     return None
+
+
+def format_for_template(name: str, template_source: str, render: Render) -> Format:
+    """The format a template writes (raises ``UnsupportedTemplateError`` if its output does not
+    show where messages lie)."""
+    known = hand_written_format(template_source)
+    if known is not None:
+        return known
+    return derive_format(name, render, template_source)

@@ -1,64 +1,179 @@
-"""What a family module declares: its grammar, and which terminals play which part."""
+"""A format: a turn framing + a reasoning syntax + a call syntax, composed into one grammar.
+
+The composition is text: each part is a Lark piece, and the rules that tie them together
+(``body``, ``completion``, ``completion_unprompted``) are written here, with only the parts the
+format has. The result is one LALR grammar run by the one engine. Which terminal plays which
+part (opens a turn of some role, ends one, opens a call...) comes from the pieces too, so the
+readers never name a delimiter.
+"""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
-from typing import Literal
+from functools import cached_property
+from typing import Any
 
-from chatcodec.parse.grammar import FamilyGrammar, load_grammar
+from chatcodec.formats.framing import Framing, FramingPiece
+from chatcodec.formats.syntax import CallSyntax, ReasoningSyntax
+from chatcodec.parse.grammar import FamilyGrammar, compile_grammar
 
-CallBody = Literal["object", "name_then_arguments"]
+_DECLARE = re.compile(r"^%declare\s+(.+)$", re.MULTILINE)
 
 
-@dataclass(frozen=True)
-class Family:
-    """One wire format. Delimiter *spellings* live in ``grammars/<grammar>.lark``; this names
-    the terminals' roles and what the template does around them."""
+@dataclass(frozen=True, eq=False)
+class Format:
+    """One wire format. ``framing`` says how turns are written (its ``source`` is the framing
+    read from a template, when it was); ``reasoning`` and ``calls`` may be ``None``."""
 
     name: str
-    grammar_name: str
-    # Literals whose presence in a template's source identifies the family (all must appear).
-    signature: tuple[str, ...]
-    # Literals that rule the family out (a related format that writes calls differently).
-    excludes: tuple[str, ...] = ()
-    # How a tool call's body is written: one JSON object with name and arguments (Hermes,
-    # Qwen), or a name, a separator and the arguments JSON (DeepSeek).
-    call_body: CallBody = "object"
-    reasoning_open: frozenset[str] = frozenset({"THINK_OPEN"})
-    reasoning_close: frozenset[str] = frozenset({"THINK_CLOSE"})
-    call_open: frozenset[str] = frozenset({"CALL_OPEN"})
-    call_close: frozenset[str] = frozenset({"CALL_CLOSE"})
-    end: frozenset[str] = frozenset({"END"})
-    # The transcript terminal that opens an assistant turn (the generation prompt's header).
-    assistant_start: frozenset[str] = frozenset({"ASSISTANT_START"})
-    # ---- reading whole transcripts ----
-    # Delimiters that open a message, and the role of that message.
-    turn_roles: dict[str, str] = field(default_factory=dict)
-    # Delimiters that close the open message (the assistant's own end token is ``end``).
-    turn_ends: frozenset[str] = frozenset({"END"})
-    # Delimiters that close one message and open another of the same role (tool results).
-    message_separators: frozenset[str] = frozenset()
-    tools_begin: frozenset[str] = frozenset({"TOOLS_BEGIN"})
-    tools_end: frozenset[str] = frozenset({"TOOLS_END"})
-    # Text before the first turn delimiter belongs to a message of this role (DeepSeek's
-    # system prompt has no header).
-    leading_text_role: str | None = None
-    # Roles after which the template writes an assistant turn with no header (DeepSeek: after
-    # tool results, and after another assistant turn).
-    headless_assistant_after: frozenset[str] = frozenset()
-    # A tools block spelled starting with this means a system message precedes it (Qwen
-    # writes "<system text>\n\n# Tools..." only when there is a system message).
-    system_before_tools_marker: str | None = None
-    # The template writes a system turn even when there is no system message.
-    system_turn_always: bool = False
+    framing: FramingPiece
+    reasoning: ReasoningSyntax | None
+    calls: CallSyntax | None
+    # Read leading text of an output without a prompt as undecided (reasoning if a closing tag
+    # follows): for models whose prompts open the reasoning block.
+    unprompted: bool = False
+    source: Framing | None = None
     # What a generation prompt's prefill says about the template keywords used.
     prefill_keywords: tuple[tuple[str, tuple[tuple[str, object], ...]], ...] = ()
+    # The template writes a system turn even when there is no system message.
+    system_turn_always: bool = False
+    # Why calls are not parsed, when they are not (for ``inspect``).
+    calls_note: str | None = None
+    capabilities: dict[str, Any] = field(default_factory=dict)
+
+    # -- the parts the readers ask about ----------------------------------------------------
+
+    @property
+    def reasoning_open(self) -> frozenset[str]:
+        return frozenset({"THINK_OPEN"}) if self.reasoning else frozenset()
+
+    @property
+    def reasoning_close(self) -> frozenset[str]:
+        return frozenset({"THINK_CLOSE"}) if self.reasoning else frozenset()
+
+    @property
+    def call_open(self) -> frozenset[str]:
+        return self.calls.call_open if self.calls else frozenset()
+
+    @property
+    def call_close(self) -> frozenset[str]:
+        return self.calls.call_close if self.calls else frozenset()
+
+    @property
+    def call_reader(self) -> str | None:
+        return self.calls.reader if self.calls else None
+
+    @property
+    def end(self) -> frozenset[str]:
+        return self.framing.end
+
+    @property
+    def assistant_start(self) -> frozenset[str]:
+        return self.framing.assistant_start
+
+    @property
+    def turn_roles(self) -> dict[str, str]:
+        return self.framing.turn_roles
+
+    @property
+    def turn_ends(self) -> frozenset[str]:
+        return self.framing.turn_ends
+
+    @property
+    def message_separators(self) -> frozenset[str]:
+        return self.framing.message_separators
+
+    @property
+    def tools_begin(self) -> frozenset[str]:
+        return self.framing.tools_begin
+
+    @property
+    def tools_end(self) -> frozenset[str]:
+        return self.framing.tools_end
+
+    @property
+    def leading_text_role(self) -> str | None:
+        return self.framing.leading_text_role
+
+    @property
+    def headless_assistant_after(self) -> frozenset[str]:
+        return self.framing.headless_assistant_after
+
+    @property
+    def system_before_tools_marker(self) -> str | None:
+        return self.framing.system_before_tools_marker
+
+    @property
+    def template_spans(self) -> frozenset[str]:
+        """Delimiters that belong to no message: the text before the first turn, the default
+        system turn."""
+        names = {self.framing.prefix_terminal, self.framing.default_system_terminal}
+        return frozenset(name for name in names if name)
+
+    # -- the grammar ------------------------------------------------------------------------
+
+    @cached_property
+    def grammar_text(self) -> str:
+        return compose(self.framing.grammar, self.reasoning, self.calls, has_end=bool(self.end), unprompted=self.unprompted)
 
     @property
     def grammar(self) -> FamilyGrammar:
-        return load_grammar(self.grammar_name)
+        return compile_grammar(self.name, self.grammar_text)
 
-    def matches(self, template_source: str) -> bool:
-        return all(literal in template_source for literal in self.signature) and not any(
-            literal in template_source for literal in self.excludes
-        )
+    def __repr__(self) -> str:
+        return f"Format({self.name!r})"
+
+
+def compose(
+    framing: str,
+    reasoning: ReasoningSyntax | None,
+    calls: CallSyntax | None,
+    *,
+    has_end: bool,
+    unprompted: bool,
+) -> str:
+    """One Lark grammar from the pieces, with the rules that tie them together."""
+    pieces = [framing]
+    if reasoning is not None:
+        pieces.append(reasoning.grammar())
+    if calls is not None:
+        pieces.append(calls.grammar())
+    end = " END?" if has_end else ""
+    calls_part = " calls?" if calls is not None else ""
+    rules = [f"body: {'reasoning? ' if reasoning else ''}CONTENT?{calls_part}", f"completion: body{end}"]
+    if reasoning is not None:
+        if calls is not None:
+            rules.append(f"          | open_reasoning calls{end}")
+        rules.append(f"          | open_reasoning{end}")
+        if unprompted:
+            # Without a prompt nothing says whether the output opens inside a reasoning block
+            # (the prompt of a thinking model ends with the opening tag). LEADING text is held
+            # until it shows: reasoning if the closing tag follows it, content if a tool call,
+            # the end token or the end of the text does.
+            rules.append(f"completion_unprompted: LEADING? (THINK_CLOSE CONTENT?)?{calls_part}{end}")
+            rules.append(f"                     | explicit_reasoning CONTENT?{calls_part}{end}")
+            if calls is not None:
+                rules.append(f"                     | open_reasoning calls{end}")
+            rules.append(f"                     | open_reasoning{end}")
+    else:
+        pieces = [_drop_rule(piece, "explicit_reasoning") for piece in pieces]
+    if reasoning is not None and not unprompted:
+        pieces = [_drop_rule(piece, "explicit_reasoning") for piece in pieces]
+    declared: set[str] = {"CONTENT"}
+    texts = []
+    for piece in pieces:
+        declared.update(name for line in _DECLARE.findall(piece) for name in line.split())
+        texts.append(_DECLARE.sub("", piece).strip())
+    if unprompted and reasoning is not None:
+        declared.add("LEADING")
+    texts.append("\n".join(rules))
+    texts.append("%declare " + " ".join(sorted(declared)))
+    return "\n\n".join(texts) + "\n"
+
+
+def _drop_rule(piece: str, rule: str) -> str:
+    return re.sub(rf"^{rule}:.*$\n?", "", piece, flags=re.MULTILINE)
+
+
+Family = Format  # the name earlier releases used

@@ -15,16 +15,16 @@ from chatcodec.events import (
     FinishReason,
     ReasoningDelta,
 )
-from chatcodec.formats.base import Family
-from chatcodec.parse.json_scan import ObjectScanner
+from chatcodec.formats.base import Format
 from chatcodec.messages import FunctionCall, Message, ToolCall
+from chatcodec.parse.readers import READERS, CallReader
 from chatcodec.parse.spans import Span
-from chatcodec.parse.toolcalls import ToolCallBlock, ToolCallReading
+from chatcodec.parse.toolcalls import ToolCallBlock, ToolCalls
 
 ReaderState = Literal["content", "reasoning", "tool_call", "undecided", "ended"]
 
 
-class AssistantAssembler(ToolCallReading):
+class AssistantAssembler:
     """Builds one assistant message from the engine's pieces of the ``completion`` rule.
 
     Shared by ``StreamParser`` (a completion) and the transcript reader (each assistant turn
@@ -33,14 +33,13 @@ class AssistantAssembler(ToolCallReading):
 
     def __init__(
         self,
-        family: Family,
+        family: Format,
         *,
         tools: Iterable[str] | None = None,
         strict: bool = False,
         base: int = 0,
     ) -> None:
         self.family = family
-        self._tool_names = frozenset(tools) if tools is not None else None
         self._strict = strict
         # Text arrives in many small pieces; ``compact`` joins them into blocks, so that a long
         # stream of tiny deltas keeps about its characters, not a list entry per delta.
@@ -52,7 +51,13 @@ class AssistantAssembler(ToolCallReading):
         self._undecided: list[Piece] = []
         self._in_reasoning = False
         self._ended = False
-        self._calls: list[ToolCallBlock] = []  # accepted calls, in order
+        self._tool_calls = ToolCalls(
+            frozenset(tools) if tools is not None else None, self._emit, self._diagnose, self._span, self._content.append
+        )
+        self._calls = self._tool_calls.calls
+        self._reader: CallReader | None = (
+            READERS[family.call_reader](self._tool_calls) if family.call_reader is not None else None
+        )
         self._call: ToolCallBlock | None = None
         self._spans: list[Span] = []
         self._open_span: list[Any] | None = None
@@ -136,7 +141,7 @@ class AssistantAssembler(ToolCallReading):
             call = self._call
             self._call = None
             self._diagnose("unclosed_tool_call", call.start, "the text ends inside a tool call")
-            self._finish_call(call, closed=False)
+            self._tool_calls.finish(call, closed=False)
             reason = "length"
         elif (self._in_reasoning or cut_short) and not self._ended:
             reason = "length"
@@ -256,9 +261,9 @@ class AssistantAssembler(ToolCallReading):
                 call.spans.append(("delimiter", piece.start, piece.end, kind))
                 if kind in family.call_close:
                     self._call = None
-                    self._finish_call(call, closed=True)
-                elif kind == "CALL_SEP":
-                    self._name_complete(call, "".join(call.name_parts).strip(), piece.start)
+                    self._tool_calls.finish(call, closed=True)
+                elif self._reader is not None:
+                    self._reader.delimiter(call, piece)
                 return
             if kind in family.call_open:
                 if self._in_reasoning:
@@ -268,13 +273,12 @@ class AssistantAssembler(ToolCallReading):
                     )
                 self._call = ToolCallBlock(start=piece.start, raw=[piece.text])
                 self._call.spans.append(("delimiter", piece.start, piece.end, kind))
-                if family.call_body == "object":
-                    self._call.scanner = ObjectScanner()
+                if self._reader is not None:
+                    self._reader.open(self._call)
                 return
             self._span("delimiter", piece.start, piece.end, kind)
             if kind in family.reasoning_open:
                 self._in_reasoning = True
-                self._reasoning_seen = True
             elif kind in family.reasoning_close:
                 self._in_reasoning = False
             elif kind in family.end:
@@ -300,12 +304,8 @@ class AssistantAssembler(ToolCallReading):
         elif call is not None:
             call.raw.append(piece.text)
             call.spans.append(("tool_call", piece.start, piece.end, None))
-            if piece.kind == "TOOL_CALL":
-                self._read_object_body(call, piece.text, piece.start)
-            elif piece.kind == "TOOL_NAME":
-                call.name_parts.append(piece.text)
-            elif piece.kind == "TOOL_ARGUMENTS":
-                self._read_arguments_body(call, piece.text)
+            if self._reader is not None:
+                self._reader.text(call, piece)
         else:
             self._span("unparsed", piece.start, piece.end)
             if piece.run_start:

@@ -11,12 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from lark import Token
-from lark.exceptions import UnexpectedInput
-from lark.parsers.lalr_analysis import Shift
-
+from chatcodec.errors import GrammarError
 from chatcodec.parse.grammar import JSON_TERMINALS, FamilyGrammar, StateInfo
-from chatcodec.parse.lexer import Found, GrammarError, JsonBody
+from chatcodec.parse.lalr import rejected
+from chatcodec.parse.lexer import Found, JsonBody
 
 STRAY = "STRAY"  # free text where the grammar accepts none (e.g. after the end token)
 
@@ -50,7 +48,7 @@ class Engine:
             raise GrammarError(f"grammar {grammar.name!r} has no start symbol {start!r}")
         self.grammar = grammar
         self._start = start
-        self._parser = grammar.parsers[start].parse_interactive(start=start)
+        self._parser = grammar.tables[start].parser()
         self._buffer = ""
         self._pos = 0  # index in _buffer of the first unconsumed character
         self._offset = 0  # absolute input position of _buffer[0]
@@ -67,14 +65,7 @@ class Engine:
 
     def accepts_end(self) -> bool:
         """Could the text end here (no block the grammar requires closing is open)?"""
-        if "$END" not in self._parser.choices():
-            return False
-        trial = self._parser.copy(deepcopy_values=False)
-        try:
-            trial.feed_eof()
-        except UnexpectedInput:
-            return False
-        return True
+        return self._parser.accepts_end()
 
     def feed(self, text: str) -> list[Piece]:
         if self.closed:
@@ -125,7 +116,7 @@ class Engine:
         """The current parser state's lexing info (cached until the parser moves)."""
         info = self._state_info
         if info is None:
-            info = self.grammar.state_info(self._start, self._parser.parser_state.position)
+            info = self.grammar.state_info(self._start, self._parser.state)
             self._state_info = info
         return info
 
@@ -211,22 +202,15 @@ class Engine:
         A shift always is. A reduce may not be: LALR merges lookaheads of look-alike states,
         so the parser is tried on a copy first.
         """
-        state = self._parser.parser_state
-        action, _ = state.parse_conf.parse_table.states[state.position][terminal]
-        if action is Shift:
+        if self._parser.shifts(terminal):
             return True
         # The answer depends on the whole state stack, which stays short (repetitions are
         # left-recursive), so it is cached per stack.
-        key = (tuple(state.state_stack), terminal)
+        key = (self._parser.stack(), terminal)
         known = self.grammar.reduce_cache.get(key)
         if known is not None:
             return known
-        trial = self._parser.copy(deepcopy_values=False)
-        try:
-            trial.feed_token(Token(terminal, ""))
-            valid = True
-        except UnexpectedInput:
-            valid = False
+        valid = self._parser.would_accept(terminal)
         if len(self.grammar.reduce_cache) < 100_000:
             self.grammar.reduce_cache[key] = valid
         return valid
@@ -234,6 +218,8 @@ class Engine:
     def _feed_token(self, terminal: str, text: str) -> None:
         self._state_info = None
         try:
-            self._parser.feed_token(Token(terminal, text))
-        except UnexpectedInput as exc:  # pragma: no cover - a grammar bug, not bad input
+            self._parser.feed(terminal, text)
+        except Exception as exc:  # pragma: no cover - a grammar bug, not bad input
+            if not rejected(exc):
+                raise
             raise GrammarError(f"grammar {self.grammar.name!r} rejected {terminal} it offered: {exc}") from None

@@ -1,25 +1,16 @@
-"""A family grammar (``grammars/<family>.lark``) compiled for the incremental engine."""
+"""A format's composed grammar, compiled for the incremental engine."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cache
-from typing import Any
 
-from lark import Lark
-from lark.lexer import PatternRE, PatternStr
-
+from chatcodec.parse.lalr import LalrTable, LarkGrammarError, PatternRE, PatternStr
 from chatcodec.parse.lexer import DelimiterMatcher, GrammarError, spellings_of_pattern
-from chatcodec.resources import grammar_text
 
 # Free-text terminals whose text is JSON: delimiters inside its strings are not delimiters.
 JSON_TERMINALS = frozenset({"TOOL_CALL", "TOOL_ARGUMENTS", "TOOL_DEFINITION"})
 START_SYMBOLS = ("completion", "completion_unprompted", "transcript")
-
-
-def _build_nothing(children: object) -> None:
-    return None
 
 
 @dataclass(frozen=True)
@@ -42,14 +33,12 @@ class FamilyGrammar:
         # One parser per start symbol: LALR merges the lookaheads of states that look alike,
         # and across start symbols that would let a transcript's delimiter pass as one a
         # completion accepts.
-        self.parsers = {start: Lark(text, parser="lalr", lexer="basic", start=start) for start in starts}
-        for parser in self.parsers.values():
-            # Build no tree: the engine needs the parser's states only, and a tree would keep
-            # every turn and tool call on Lark's value stack for the whole parse.
-            lalr = parser.parser.parser.parser
-            lalr.callbacks = {rule: _build_nothing for rule in lalr.callbacks}
+        try:
+            self.tables = {start: LalrTable(text, start) for start in starts}
+        except LarkGrammarError as exc:
+            raise GrammarError(f"grammar {name!r} is not LALR: {exc}") from None
         self.spellings: dict[str, str] = {}  # spelling -> delimiter terminal
-        terminals = {t.name: t for parser in self.parsers.values() for t in parser.terminals}
+        terminals = {t.name: t for table in self.tables.values() for t in table.terminals}
         for terminal in terminals.values():
             pattern = terminal.pattern
             if isinstance(pattern, PatternStr):
@@ -79,13 +68,12 @@ class FamilyGrammar:
         # (state stack, delimiter) -> may the delimiter follow (see Engine._valid_here)
         self.reduce_cache: dict[tuple[tuple[int, ...], str], bool] = {}
         self.completion_terminals = self._terminals_under("completion") if "completion" in starts else frozenset()
-        self._tables = {start: parser.parser.parser.parser.parse_table for start, parser in self.parsers.items()}
 
     def state_info(self, start: str, state: int) -> StateInfo:
         key = (start, state)
         info = self._states.get(key)
         if info is None:
-            info = self._build_state(self._tables[start].states[state])
+            info = self._build_state(self.tables[start].states[state])
             self._states[key] = info
         return info
 
@@ -101,9 +89,7 @@ class FamilyGrammar:
 
     def _terminals_under(self, rule: str) -> frozenset[str]:
         """The delimiters a rule (and the rules it uses) can contain."""
-        expansions: dict[str, list[Any]] = {}
-        for lark_rule in self.parsers[rule].rules:
-            expansions.setdefault(lark_rule.origin.name, []).append(lark_rule.expansion)
+        expansions = self.tables[rule].rule_expansions()
         seen: set[str] = set()
         found: set[str] = set()
         todo = [rule]
@@ -113,11 +99,11 @@ class FamilyGrammar:
                 continue
             seen.add(name)
             for expansion in expansions.get(name, []):
-                for symbol in expansion:
-                    if symbol.is_term:  # type: ignore[attr-defined]
-                        found.add(symbol.name)  # type: ignore[attr-defined]
+                for symbol, is_terminal in expansion:
+                    if is_terminal:
+                        found.add(symbol)
                     else:
-                        todo.append(symbol.name)  # type: ignore[attr-defined]
+                        todo.append(symbol)
         return frozenset(found & self.delimiters)
 
     def literal(self, terminal: str) -> str:
@@ -131,6 +117,16 @@ class FamilyGrammar:
         return sorted((s for s, t in self.spellings.items() if t == terminal), key=len)
 
 
-@cache
-def load_grammar(family: str) -> FamilyGrammar:
-    return FamilyGrammar(family, grammar_text(family))
+_COMPILED: dict[str, FamilyGrammar] = {}
+_MAX_COMPILED = 256
+
+
+def compile_grammar(name: str, text: str) -> FamilyGrammar:
+    """The compiled grammar of a format (compiled once per distinct text)."""
+    grammar = _COMPILED.get(text)
+    if grammar is None:
+        grammar = FamilyGrammar(name, text)
+        if len(_COMPILED) >= _MAX_COMPILED:
+            _COMPILED.pop(next(iter(_COMPILED)))
+        _COMPILED[text] = grammar
+    return grammar

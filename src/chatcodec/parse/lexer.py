@@ -22,6 +22,8 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from chatcodec.errors import GrammarError
+
 try:  # Python 3.11+
     import re._parser as _sre_parse  # type: ignore[import-not-found]
     from re._constants import (  # type: ignore[import-not-found]
@@ -38,10 +40,8 @@ except ImportError:  # pragma: no cover - Python 3.10
 
 # The most spellings one delimiter terminal may have; more means the pattern is not a delimiter.
 MAX_SPELLINGS = 64
-
-
-class GrammarError(Exception):
-    """A family grammar breaks a rule the lexer relies on."""
+# Spellings longer than this are held back by direct comparison rather than by the tail regex.
+LONG_SPELLING = 80
 
 
 def spellings_of_pattern(pattern: str, flags: int = 0) -> list[str]:
@@ -114,6 +114,7 @@ class DelimiterMatcher:
     _regex: re.Pattern[str] = field(init=False, repr=False)
     _tail: re.Pattern[str] = field(init=False, repr=False)
     _prefixes: frozenset[str] = field(init=False, repr=False)
+    _long: tuple[str, ...] = field(init=False, repr=False)
     first_chars: re.Pattern[str] = field(init=False, repr=False)
     _longest: int = field(init=False, repr=False)
     _nested: bool = field(init=False, repr=False)
@@ -124,6 +125,7 @@ class DelimiterMatcher:
             self._regex = re.compile(r"(?!)")
             self._tail = re.compile(r"(?!)")
             self._prefixes = frozenset()
+            self._long = ()
             self.first_chars = re.compile(r"(?!)")
             self._longest = 0
             self._nested = False
@@ -131,8 +133,13 @@ class DelimiterMatcher:
         # A trie-shaped regex: one pass, and at the leftmost position the longest spelling wins.
         self._regex = re.compile(_trie_pattern(spellings, prefixes=False))
         # Where a tail of the text could still grow into a spelling.
-        self._tail = re.compile(_trie_pattern(spellings, prefixes=True) + r"\Z")
-        self._prefixes = frozenset(s[:i] for s in spellings for i in range(1, len(s)))
+        # Prefixes of long spellings (a default system prompt, a tools preamble) are checked
+        # directly: a regex or a set of all their prefixes would grow with the square of
+        # their length.
+        short = [s for s in spellings if len(s) <= LONG_SPELLING]
+        self._long = tuple(s for s in spellings if len(s) > LONG_SPELLING)
+        self._tail = re.compile(_trie_pattern(short, prefixes=True) + r"\Z") if short else re.compile(r"(?!)")
+        self._prefixes = frozenset(s[:i] for s in short for i in range(1, len(s)))
         self.first_chars = re.compile("[" + "".join(sorted({re.escape(s[0]) for s in spellings})) + "]")
         self._longest = max(len(s) for s in spellings)
         # A spelling that contains another one past its first character (a long preamble
@@ -163,7 +170,7 @@ class DelimiterMatcher:
                     if hold < match.start():
                         return hold
                 # A longer spelling starting at the same place may still be arriving.
-                if end - match.start() < self._longest and text[match.start() : end] in self._prefixes:
+                if end - match.start() < self._longest and self._is_prefix(text[match.start() : end]):
                     return match.start()
             return self._found(match)
         if final:
@@ -173,7 +180,20 @@ class DelimiterMatcher:
     def hold_point(self, text: str, pos: int, end: int) -> int:
         """Where the longest tail of ``text[pos:end]`` that begins some delimiter starts."""
         tail = self._tail.search(text, max(pos, end - self._longest), end)
-        return tail.start() if tail is not None else end
+        hold = tail.start() if tail is not None else end
+        for spelling in self._long:
+            start = max(pos, end - len(spelling) + 1)
+            at = text.find(spelling[0], start, hold)
+            while at >= 0:
+                if spelling.startswith(text[at:end]):
+                    hold = at
+                    break
+                at = text.find(spelling[0], at + 1, hold)
+        return hold
+
+    def _is_prefix(self, text: str) -> bool:
+        """Is ``text`` a proper prefix of some spelling?"""
+        return text in self._prefixes or any(s.startswith(text) and s != text for s in self._long)
 
     def match_at(self, text: str, pos: int, end: int, final: bool) -> Found | None | bool:
         """Does a delimiter start exactly at ``pos``?
@@ -183,17 +203,18 @@ class DelimiterMatcher:
         """
         match = self._regex.match(text, pos, end)
         if match is not None:
-            if not final and end - pos < self._longest and text[pos:end] in self._prefixes:
+            if not final and end - pos < self._longest and self._is_prefix(text[pos:end]):
                 return True
             return self._found(match)
-        if not final and end - pos < self._longest and text[pos:end] in self._prefixes:
+        if not final and end - pos < self._longest and self._is_prefix(text[pos:end]):
             return True
         return None
 
 
 def _trie_pattern(spellings: object, *, prefixes: bool) -> str:
     """A regex matching the given strings (or, with ``prefixes``, any non-empty prefix of one),
-    written as a trie so the regex engine never tries the same characters twice."""
+    written as a trie so the regex engine never tries the same characters twice. A run of
+    characters with no branch and no end of a spelling is written as one literal."""
     trie: dict[str, dict] = {}
     for spelling in spellings:  # type: ignore[attr-defined]
         node = trie
@@ -205,11 +226,19 @@ def _trie_pattern(spellings: object, *, prefixes: bool) -> str:
         branches = []
         for char in sorted(k for k in node if k):
             child = node[char]
+            literal = [char]
+            if not prefixes:
+                # Follow the chain while there is exactly one way on and no spelling ends.
+                while len(child) == 1 and "" not in child:
+                    (next_char, grandchild), = child.items()
+                    literal.append(next_char)
+                    child = grandchild
+            text = re.escape("".join(literal))
             rest = pattern(child) if any(k for k in child) else ""
             if rest and (prefixes or "" in child):
-                branches.append(re.escape(char) + "(?:" + rest + ")?")
+                branches.append(text + "(?:" + rest + ")?")
             else:
-                branches.append(re.escape(char) + rest)
+                branches.append(text + rest)
         return branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
 
     return pattern(trie)

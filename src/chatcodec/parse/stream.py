@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from chatcodec.parse.assistant import AssistantAssembler, ReaderState
 from chatcodec.parse.engine import Engine
 from chatcodec.events import Diagnostic, Event, FinishReason
-from chatcodec.formats.base import Family
+from chatcodec.formats.base import Format
 from chatcodec.messages import Message
 from chatcodec.parse.spans import Span
 
@@ -44,7 +44,7 @@ class StreamParser:
 
     def __init__(
         self,
-        family: Family,
+        family: Format,
         *,
         prefill: str = "",
         tools: Iterable[str] | None = None,

@@ -1,21 +1,21 @@
-"""Reading tool-call blocks: names, raw argument text as it streams, and what becomes of a
-block that is not a valid call.
+"""The life of a tool call in an assistant turn: named, its arguments streamed as raw text,
+finished, or kept as content when it never became a valid call.
 
-``ToolCallReading`` is mixed into ``AssistantAssembler``; it emits through the assembler's
-``_emit``, ``_diagnose`` and ``_span``.
+``ToolCalls`` is the part of ``AssistantAssembler`` that owns the calls; how a call's body
+names the function and holds the arguments is a call syntax's reader (``parse/readers.py``),
+which reports what it reads through ``name_complete`` and ``arguments_text``.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from chatcodec.events import ContentDelta, Event, ToolCallArgumentsDelta, ToolCallEnd, ToolCallStart
-from chatcodec.parse.json_scan import ObjectScanner, ValueScanner
 from chatcodec.messages import new_tool_call_id
-
-ARGUMENT_KEYS = ("arguments", "parameters")  # some models write Llama's "parameters"
+from chatcodec.parse.json_scan import ObjectScanner, ValueScanner
 
 
 @dataclass
@@ -33,7 +33,7 @@ class ToolCallBlock:
     arguments_as_string: list[str] | None = None
     arguments_done: bool = False
     pending: list[str] = field(default_factory=list)  # argument text read before the name
-    value: ValueScanner | None = None  # DeepSeek: the arguments value
+    value: ValueScanner | None = None  # the arguments value, when it stands alone
     after_value: list[str] = field(default_factory=list)
     index: int | None = None
     id: str | None = None
@@ -43,97 +43,31 @@ class ToolCallBlock:
     has_parsed: bool = False
 
 
-class ToolCallReading:
-    """The tool-call half of ``AssistantAssembler``."""
+Emit = Callable[[Event], None]
+Diagnose = Callable[[str, int, str], None]
+SpanSink = Callable[..., None]
 
-    _tool_names: frozenset[str] | None
-    _calls: list[ToolCallBlock]
-    _content: list[str]
 
-    def _emit(self, event: Event) -> None:
-        raise NotImplementedError
+class ToolCalls:
+    """The calls of one assistant turn, in order, and what happens to each."""
 
-    def _diagnose(self, kind: str, position: int, message: str) -> None:
-        raise NotImplementedError
+    def __init__(
+        self,
+        tool_names: frozenset[str] | None,
+        emit: Emit,
+        diagnose: Diagnose,
+        span: SpanSink,
+        add_content: Callable[[str], None],
+    ) -> None:
+        self.calls: list[ToolCallBlock] = []  # accepted calls, in order
+        self._tool_names = tool_names
+        self._emit = emit
+        self._diagnose = diagnose
+        self._span = span
+        self._add_content = add_content
 
-    def _span(self, kind: str, start: int, end: int, name: str | None = None, index: int | None = None) -> None:
-        raise NotImplementedError
-
-    def _read_object_body(self, call: ToolCallBlock, text: str, position: int) -> None:
-        scanner = call.scanner
-        assert scanner is not None
-        if scanner.error is not None:
-            return
-        for event in scanner.feed(text):
-            if event.kind == "key":
-                if event.key in ARGUMENT_KEYS and call.arguments_key is None:
-                    call.arguments_key = event.key
-            elif event.key == "name" and call.name is None:
-                if event.kind == "value_text":
-                    call.name_parts.append(event.text)
-                else:
-                    try:
-                        name = json.loads("".join(call.name_parts))
-                    except json.JSONDecodeError:
-                        name = None
-                    if not isinstance(name, str):
-                        call.error = "the tool call's name is not a string"
-                        call.name = ""
-                    else:
-                        self._name_complete(call, name, position)
-            elif event.key == call.arguments_key and not call.arguments_done:
-                if event.kind == "value_text":
-                    if call.arguments_as_string is None and not call.arguments_parts and not call.pending:
-                        if event.text.startswith('"'):
-                            call.arguments_as_string = []
-                    if call.arguments_as_string is not None:
-                        call.arguments_as_string.append(event.text)
-                    else:
-                        self._arguments_text(call, event.text)
-                else:
-                    call.arguments_done = True
-                    if call.arguments_as_string is not None:
-                        self._string_arguments(call)
-                    elif event.value is not None and event.value.has_parsed:
-                        call.parsed = event.value.parsed
-                        call.has_parsed = True
-        if scanner.error is not None and call.error is None:
-            call.error = scanner.error
-
-    def _string_arguments(self, call: ToolCallBlock) -> None:
-        # "arguments": "{\"city\": \"Paris\"}" -- the JSON text is the string's value.
-        raw = "".join(call.arguments_as_string or [])
-        try:
-            decoded = json.loads(raw)
-        except json.JSONDecodeError:
-            decoded = raw
-        self._arguments_text(call, decoded if isinstance(decoded, str) else raw)
-
-    def _read_arguments_body(self, call: ToolCallBlock, text: str) -> None:
-        pos = 0
-        if call.value is None:
-            stripped = text.lstrip()
-            if not stripped:
-                if call.arguments_parts or call.pending:
-                    call.after_value.append(text)
-                return
-            pos = len(text) - len(stripped)
-            call.value = ValueScanner()
-        if call.value.done:
-            call.after_value.append(text[pos:])
-            return
-        end = call.value.feed(text, pos)
-        if end is None:
-            self._arguments_text(call, text[pos:])
-            return
-        self._arguments_text(call, text[pos:end])
-        call.arguments_done = True
-        call.after_value.append(text[end:])
-        if call.value.has_parsed:
-            call.parsed = call.value.parsed
-            call.has_parsed = True
-
-    def _arguments_text(self, call: ToolCallBlock, text: str) -> None:
+    def arguments_text(self, call: ToolCallBlock, text: str) -> None:
+        """A raw fragment of the call's arguments (held until the call has a name)."""
         if not text:
             return
         if call.index is None:
@@ -142,7 +76,7 @@ class ToolCallReading:
         call.arguments_parts.append(text)
         self._emit(ToolCallArgumentsDelta(call.index, text))
 
-    def _name_complete(self, call: ToolCallBlock, name: str, position: int) -> None:
+    def name_complete(self, call: ToolCallBlock, name: str, position: int) -> None:
         call.name = name
         if not name:
             call.error = "the tool call has an empty name"
@@ -150,24 +84,24 @@ class ToolCallReading:
         if self._tool_names is not None and name not in self._tool_names:
             call.rejected = f"unknown tool {name!r}"
             return
-        call.index = len(self._calls)
+        call.index = len(self.calls)
         call.id = new_tool_call_id()
-        self._calls.append(call)
+        self.calls.append(call)
         self._emit(ToolCallStart(call.index, call.id, name))
         pending, call.pending = call.pending, []
         if pending:
-            self._arguments_text(call, "".join(pending))
+            self.arguments_text(call, "".join(pending))
 
-    def _finish_call(self, call: ToolCallBlock, *, closed: bool) -> None:
+    def finish(self, call: ToolCallBlock, *, closed: bool) -> None:
         if call.index is None:
-            self._call_as_content(call)
+            self._as_content(call)
             return
         if call.scanner is not None and not call.scanner.complete and call.error is None and closed:
             call.error = "the tool call's JSON object is incomplete"
         if call.after_value and "".join(call.after_value).strip():
             call.error = call.error or "text after the arguments"
         if not call.arguments_parts:
-            self._arguments_text(call, "{}")
+            self.arguments_text(call, "{}")
         arguments = "".join(call.arguments_parts)
         parsed: Any = call.parsed
         if not call.has_parsed:
@@ -188,7 +122,7 @@ class ToolCallReading:
         call.value = None
         call.parsed = None
 
-    def _call_as_content(self, call: ToolCallBlock) -> None:
+    def _as_content(self, call: ToolCallBlock) -> None:
         """A block that never became a tool call (bad JSON, no name, unknown tool) is content."""
         if call.rejected is not None:
             self._diagnose("unknown_tool", call.start, f"{call.rejected}; the block is kept as content")
@@ -196,7 +130,7 @@ class ToolCallReading:
             reason = call.error or "no tool name was found"
             self._diagnose("malformed_tool_call", call.start, f"{reason}; the block is kept as content")
         text = "".join(call.raw)
-        self._content.append(text)
+        self._add_content(text)
         for _, start, end, _ in call.spans:
             self._span("content", start, end)
         self._emit(ContentDelta(text))

@@ -14,7 +14,7 @@ from typing import Any
 from chatcodec.parse.assistant import AssistantAssembler
 from chatcodec.parse.engine import STRAY, Engine, Piece
 from chatcodec.events import Diagnostic
-from chatcodec.formats.base import Family
+from chatcodec.formats.base import Format
 from chatcodec.messages import Message
 from chatcodec.parse.spans import Span
 
@@ -73,7 +73,7 @@ class _Turn:
 class TranscriptReader:
     """Assigns the pieces of a transcript parse to messages."""
 
-    def __init__(self, family: Family, text: str) -> None:
+    def __init__(self, family: Format, text: str) -> None:
         self.family = family
         self.text = text
         self.grammar = family.grammar
@@ -275,5 +275,5 @@ def _split(piece: Piece) -> int:
     return middle + 1 if middle > 0 else len(text)
 
 
-def read_transcript(family: Family, text: str) -> Transcript:
+def read_transcript(family: Format, text: str) -> Transcript:
     return TranscriptReader(family, text).read()

@@ -1,0 +1,158 @@
+"""A format for any template: the framing read off its output, the reasoning tags it writes,
+and the call syntax its tool calls are written in (when chatcodec knows it)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from chatcodec.formats.base import Format
+from chatcodec.formats.framing import WHITESPACE, Framing, grammar_piece
+from chatcodec.formats.probe import (
+    ASSISTANT,
+    PROBE_TOOL,
+    REASONING,
+    USER,
+    Probes,
+    Render,
+    _assistant,
+    _user,
+    probe_call,
+    probe_tool,
+    read_framing,
+)
+from chatcodec.formats.syntax import HERMES, KNOWN_REASONING_TAGS, CallSyntax, ReasoningSyntax
+
+
+def derive_format(name: str, render: Render, template_source: str) -> Format:
+    """The format of a template, read off its output (raises ``FramingNotFound``)."""
+    probes = Probes(render, template_source)
+    framing = read_framing(name, probes)
+    reasoning = find_reasoning(probes, framing)
+    calls, calls_note = find_call_syntax(probes, framing)
+    piece = grammar_piece(framing)
+    unprompted = reasoning is not None and any(
+        _opens_reasoning(prefill, reasoning) for prefill, _ in framing.prefills
+    )
+    return Format(
+        name=name,
+        framing=piece,
+        reasoning=reasoning,
+        calls=calls,
+        unprompted=unprompted,
+        source=framing,
+        prefill_keywords=framing.prefills,
+        calls_note=calls_note,
+        capabilities=capabilities(probes, framing, reasoning, calls),
+    )
+
+
+def _opens_reasoning(prefill: str, reasoning: ReasoningSyntax) -> bool:
+    """Does a generation prompt leave the reasoning block open?"""
+    return prefill.rstrip(WHITESPACE).endswith(reasoning.open_tag)
+
+
+def find_reasoning(probes: Probes, framing: Framing) -> ReasoningSyntax | None:
+    """The reasoning tags: as the template renders ``reasoning_content``, else as its
+    generation prompt or its source spells a known pair."""
+    header = framing.headers.get("assistant", "")
+    text = probes.get("ua(reasoning)", [_user(), _assistant(reasoning_content=REASONING)])
+    if text is not None and REASONING in text and ASSISTANT in text:
+        start = text.index(USER) + len(USER)
+        at_reasoning = text.index(REASONING, start)
+        at_answer = text.find(ASSISTANT, at_reasoning)
+        if at_answer > at_reasoning:
+            before = text[start:at_reasoning]
+            if header and header in before:
+                before = before[before.rindex(header) + len(header) :]
+            opening = before.strip(WHITESPACE)
+            closing_raw = text[at_reasoning + len(REASONING) : at_answer]
+            closing = closing_raw.strip(WHITESPACE)
+            if opening and closing and len(opening) < 40 and len(closing) < 40:
+                after = len(closing_raw) - len(closing_raw.rstrip("\n"))
+                return ReasoningSyntax.from_tags(opening, closing, newlines_after_close=max(2, after))
+    prompts = " ".join(prefill for prefill, _ in framing.prefills) + framing.generation_prompt
+    for opening, closing in KNOWN_REASONING_TAGS:
+        if opening in prompts or closing in prompts:
+            return ReasoningSyntax.from_tags(opening, closing)
+    for opening, closing in KNOWN_REASONING_TAGS:
+        if opening in probes.template_source and closing in probes.template_source:
+            return ReasoningSyntax.from_tags(opening, closing)
+    return None
+
+
+def rendered_call(probes: Probes, framing: Framing) -> str | None:
+    """The text the template writes for an assistant turn holding one probe tool call."""
+    call = _assistant("", tool_calls=[probe_call(PROBE_TOOL, "v1")])
+    text = probes.get("ua(call)", [_user(), call], tools=[probe_tool(PROBE_TOOL)])
+    if text is None or PROBE_TOOL not in text[text.find(USER) :]:
+        return None
+    body = text[text.index(USER) + len(USER) :]
+    header = framing.headers.get("assistant", "")
+    if header and header in body:
+        body = body[body.index(header) + len(header) :]
+    return body
+
+
+def find_call_syntax(probes: Probes, framing: Framing) -> tuple[CallSyntax | None, str | None]:
+    """The call syntax the template writes calls in, and why calls are not parsed if they are
+    not. A template is never given a syntax it does not write: one that renders calls in an
+    unknown syntax gets none."""
+    body = rendered_call(probes, framing)
+    if body is not None:
+        if _is_hermes_call(body):
+            return HERMES, None
+        snippet = body[: body.find("v1") + 10] if "v1" in body else body[:80]
+        return None, f"the template writes calls in a syntax chatcodec does not read yet: {snippet!r}"
+    source = probes.template_source
+    if "<tool_call>" in source and "</tool_call>" in source:
+        return HERMES, None
+    if "<|im_start|>" in framing.headers.get("user", "") and not _mentions_tool_calls(source):
+        # ChatML templates that render no tools (Hermes 3's default, Qwen2.5-VL) belong to
+        # models trained on Hermes-style calls.
+        return HERMES, None
+    return None, "the template renders no tool calls"
+
+
+def _mentions_tool_calls(source: str) -> bool:
+    return "tool_calls" in source or "tool_call" in source
+
+
+def _is_hermes_call(body: str) -> bool:
+    start = body.find("<tool_call>")
+    end = body.find("</tool_call>", start)
+    if start < 0 or end < 0:
+        return False
+    try:
+        value: Any = json.loads(body[start + len("<tool_call>") : end])
+    except json.JSONDecodeError:
+        return False
+    return isinstance(value, dict) and value.get("name") == PROBE_TOOL
+
+
+def capabilities(
+    probes: Probes, framing: Framing, reasoning: ReasoningSyntax | None, calls: CallSyntax | None
+) -> dict[str, Any]:
+    """What the template does, as ``inspect`` reports it."""
+    two = _assistant("", tool_calls=[probe_call(PROBE_TOOL, "v1"), probe_call(PROBE_TOOL, "v2")])
+    parallel_text = probes.get("ua(call,call)", [_user(), two], tools=[probe_tool(PROBE_TOOL)])
+    history = probes.get(
+        "ua(reasoning)u", [_user(), _assistant(reasoning_content=REASONING), _user("cCu2Cc")]
+    )
+    last = probes.get("ua(reasoning)", [_user(), _assistant(reasoning_content=REASONING)])
+    if last is None or REASONING not in last:
+        kept = "never"
+    elif history is not None and REASONING in history:
+        kept = "every turn"
+    else:
+        kept = "after the last user message"
+    with_tools = probes.get("u+tool", [_user()], tools=[probe_tool(PROBE_TOOL)])
+    return {
+        "system_role": framing.system,
+        "tool_role": "tool" in framing.headers,
+        "tools_rendered": with_tools is not None and PROBE_TOOL in with_tools,
+        "reasoning_kept": kept if reasoning is not None else "no reasoning",
+        "parallel_calls": parallel_text is not None and parallel_text.count("v2") >= 1 and "v1" in parallel_text,
+        "generation_tag": "{% generation %}" in probes.template_source.replace("{%-", "{%").replace("-%}", "%}")
+        or "generation %}" in probes.template_source,
+    }

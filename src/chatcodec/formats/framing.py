@@ -1,0 +1,303 @@
+"""A turn framing: how a template writes each role's turn around the message text.
+
+A ``Framing`` holds the delimiters a template writes (role headers and footers, the end token,
+the text before the first turn, the tools block) as plain strings, usually read from the
+template itself (``chatcodec.formats.probe``). ``grammar_piece`` turns it into the Lark rules of
+a whole conversation (``transcript``); the reasoning and call pieces supply ``completion``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Literal
+
+SystemPlacement = Literal["turn", "leading", "merged", "none"]
+WHITESPACE = " \t\r\n"
+
+
+@dataclass(frozen=True)
+class ToolsBlock:
+    """The block a template writes for the tool definitions: ``begin`` (its spellings, e.g. with
+    and without the blank line that follows a system prompt), one definition per tool (JSON),
+    ``separator`` between two definitions, and ``end``."""
+
+    begin: tuple[str, ...]
+    separator: str
+    end: str
+    # Each definition is the tool itself (``{"type": "function", ...}``) or only its function.
+    wraps_function: bool = False
+    # The spelling of ``begin`` written when there is a system prompt before the block.
+    after_system_prompt: str | None = None
+
+
+@dataclass(frozen=True)
+class Framing:
+    """Where a template writes what, around the text of each message.
+
+    Headers and footers are the exact text before and after a message's text; a role whose
+    header is empty continues the turn before it (Mistral's assistant answers right after
+    ``[/INST]``). ``end`` are the spellings that end an assistant's turn (the template's footer,
+    and what a model writes: the end token without the newline the template adds after it).
+    """
+
+    name: str
+    headers: dict[str, str]
+    footers: dict[str, str]
+    end: tuple[str, ...]
+    prefix: str = ""
+    # Written instead of a system turn when there is no system message ("" when nothing is).
+    default_system: str = ""
+    system: SystemPlacement = "turn"
+    # Between two tool results the template merges into one turn ("" when it does not merge).
+    tool_separator: str = ""
+    generation_prompt: str = ""
+    # What the generation prompt writes after the assistant header, under which template keywords.
+    prefills: tuple[tuple[str, tuple[tuple[str, object], ...]], ...] = ()
+    tools_block: ToolsBlock | None = None
+    # The template renders each role from "system", "user", "assistant", "tool" it frames.
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def roles(self) -> tuple[str, ...]:
+        return tuple(self.headers)
+
+
+# Terminal names, one per part of a turn; parts spelled alike share the first name listed.
+_NAMES = {
+    ("assistant", "footer"): "END",
+    ("system", "header"): "SYSTEM_START",
+    ("system", "footer"): "SYSTEM_END",
+    ("user", "header"): "USER_START",
+    ("user", "footer"): "USER_END",
+    ("assistant", "header"): "ASSISTANT_START",
+    ("tool", "header"): "TOOL_TURN_START",
+    ("tool", "footer"): "TOOL_TURN_END",
+}
+
+
+@dataclass(frozen=True)
+class FramingPiece:
+    """A framing as a grammar piece: Lark text defining ``transcript`` and the roles of its
+    terminals (what the transcript reader needs to assign text to messages)."""
+
+    grammar: str
+    turn_roles: dict[str, str]
+    turn_ends: frozenset[str]
+    message_separators: frozenset[str]
+    tools_begin: frozenset[str]
+    tools_end: frozenset[str]
+    assistant_start: frozenset[str]
+    end: frozenset[str]
+    leading_text_role: str | None
+    headless_assistant_after: frozenset[str]
+    system_before_tools_marker: str | None
+    default_system_terminal: str | None
+    prefix_terminal: str | None
+
+
+def spellings(text: str, *, trailing_optional: bool = False, leading_optional: bool = False) -> tuple[str, ...]:
+    """``text`` and, where asked, the same without its trailing or leading whitespace."""
+    out = {text}
+    if trailing_optional and text.rstrip(WHITESPACE):
+        out.add(text.rstrip(WHITESPACE))
+    if leading_optional and text.lstrip(WHITESPACE):
+        out |= {s.lstrip(WHITESPACE) for s in set(out)}
+    return tuple(sorted(out, key=lambda s: (len(s), s)))
+
+
+def terminal(name: str, options: tuple[str, ...] | list[str]) -> str:
+    """A Lark terminal definition spelling each option literally."""
+    literal = " | ".join(_lark_string(option) for option in sorted(set(options), key=lambda s: (-len(s), s)))
+    return f"{name}: {literal}"
+
+
+def _lark_string(text: str) -> str:
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
+    return f'"{escaped}"'
+
+
+def grammar_piece(framing: Framing) -> FramingPiece:
+    """The ``transcript`` rule and terminals of a framing (``completion`` comes from elsewhere)."""
+    headers = dict(framing.headers)
+    footers = dict(framing.footers)
+    # A footer made of whitespace alone is not a delimiter (content may hold the same text):
+    # it becomes an optional part of the header that follows.
+    loose = {role: footer for role, footer in footers.items() if footer and not footer.strip(WHITESPACE)}
+    for role in loose:
+        footers[role] = ""
+    header_options: dict[str, set[str]] = {}
+    for role, header in headers.items():
+        if not header:
+            continue
+        options = {header}
+        for gap in set(loose.values()):
+            options.add(gap + header)
+        if role == "assistant" and framing.generation_prompt and header.startswith(framing.generation_prompt):
+            # The prompt stops inside the header (``assistant:`` before the space the turn has).
+            options |= {option[: len(option) - len(header) + len(framing.generation_prompt)] for option in set(options)}
+        header_options[role] = options
+    footer_options: dict[str, set[str]] = {}
+    for role, footer in footers.items():
+        if footer:
+            footer_options[role] = set(spellings(footer, trailing_optional=True))
+    if framing.end:
+        footer_options["assistant"] = set(framing.end) | footer_options.get("assistant", set())
+
+    # Parts spelled alike are one terminal; the first name in _NAMES wins.
+    names: dict[tuple[str, str], str] = {}
+    by_spelling: dict[frozenset[str], str] = {}
+    definitions: dict[str, set[str]] = {}
+    for (role, part), name in _NAMES.items():
+        options = (header_options if part == "header" else footer_options).get(role)
+        if not options:
+            continue
+        key = frozenset(options)
+        if key in by_spelling:
+            names[(role, part)] = by_spelling[key]
+            continue
+        by_spelling[key] = name
+        names[(role, part)] = name
+        definitions[name] = set(options)
+    _merge_overlaps(names, definitions)
+
+    rules: list[str] = []
+    top = []
+    prefix_terminal = default_system_terminal = None
+    if framing.prefix:
+        prefix_terminal = "PREFIX"
+        definitions["PREFIX"] = {framing.prefix}
+        top.append("PREFIX?")
+    leading_text_role = None
+    if framing.default_system:
+        default_system_terminal = "DEFAULT_SYSTEM"
+        definitions["DEFAULT_SYSTEM"] = {framing.default_system}
+        top.append("DEFAULT_SYSTEM?")
+    turns = []
+    turn_roles: dict[str, str] = {}
+    turn_ends: set[str] = set()
+    assistant_start: set[str] = set()
+    headless_after: set[str] = set()
+    tools_begin: set[str] = set()
+    tools_end: set[str] = set()
+    message_separators: set[str] = set()
+    block = framing.tools_block
+    tools_rule = ""
+    if block is not None:
+        definitions["TOOLS_BEGIN"] = set(block.begin)
+        definitions["TOOLS_END"] = {block.end}
+        tools_begin.add("TOOLS_BEGIN")
+        tools_end.add("TOOLS_END")
+        if block.separator:
+            definitions["TOOL_SEPARATOR"] = {block.separator}
+            tools_rule = "tools: TOOLS_BEGIN TOOL_DEFINITION? (TOOL_SEPARATOR TOOL_DEFINITION?)* TOOLS_END"
+        else:
+            tools_rule = "tools: TOOLS_BEGIN TOOL_DEFINITION? TOOLS_END"
+        rules.append(tools_rule)
+
+    def body(role: str) -> str:
+        if block is not None and role == "system":
+            return "(CONTENT | CONTENT? tools)?"
+        return "CONTENT?"
+
+    assistant_header = names.get(("assistant", "header"))
+    for role in ("system", "user", "tool", "assistant"):
+        if role not in headers:
+            continue
+        if role == "system" and framing.system != "turn":
+            if framing.system == "leading":
+                leading_text_role = "system"
+                footer = names.get(("system", "footer"))
+                if footer:
+                    top.append(f"(CONTENT? {footer})?")
+                    turn_ends.add(footer)
+                else:
+                    top.append("CONTENT?")
+            continue
+        header = names.get((role, "header"))
+        footer = names.get((role, "footer"))
+        if role == "assistant":
+            if header:
+                turns.append("assistant_turn")
+                rules.append(f"assistant_turn: {header} completion")
+                turn_roles[header] = "assistant"
+                assistant_start.add(header)
+            continue
+        if header is None:
+            continue
+        rule = f"{role}_turn: {header} {body(role)}"
+        if role == "tool" and framing.tool_separator:
+            definitions["TOOL_RESPONSE_NEXT"] = {framing.tool_separator}
+            message_separators.add("TOOL_RESPONSE_NEXT")
+            rule += " (TOOL_RESPONSE_NEXT CONTENT?)*"
+        if footer:
+            rule += f" {footer}"
+            turn_ends.add(footer)
+        if not assistant_header and role in ("user", "tool"):
+            # No assistant header: the assistant's answer follows this turn's end directly.
+            rule += " completion"
+            headless_after.add(role)
+            if footer:
+                assistant_start.add(footer)
+        turns.append(f"{role}_turn")
+        rules.append(rule)
+        turn_roles[header] = role
+    end_name = names.get(("assistant", "footer"))
+    if end_name:
+        turn_ends.add(end_name)
+    if not turns:
+        turns.append("assistant_turn")
+    transcript = "transcript: " + " ".join([*top, "turn*"])
+    lines = [transcript, "?turn: " + " | ".join(turns), *rules]
+    lines += [terminal(name, sorted(options)) for name, options in definitions.items()]
+    declared = ["CONTENT"] + (["TOOL_DEFINITION"] if block is not None else [])
+    lines.append("%declare " + " ".join(declared))
+    marker = None
+    if block is not None and block.after_system_prompt is not None:
+        others = [b for b in block.begin if b != block.after_system_prompt]
+        if others and block.after_system_prompt.endswith(others[0]):
+            marker = block.after_system_prompt[: len(block.after_system_prompt) - len(others[0])]
+    return FramingPiece(
+        grammar="\n".join(lines) + "\n",
+        turn_roles=turn_roles,
+        turn_ends=frozenset(turn_ends),
+        message_separators=frozenset(message_separators),
+        tools_begin=frozenset(tools_begin),
+        tools_end=frozenset(tools_end),
+        assistant_start=frozenset(assistant_start),
+        end=frozenset({end_name}) if end_name else frozenset(),
+        leading_text_role=leading_text_role,
+        headless_assistant_after=frozenset(headless_after),
+        system_before_tools_marker=marker,
+        default_system_terminal=default_system_terminal,
+        prefix_terminal=prefix_terminal,
+    )
+
+
+def _merge_overlaps(names: dict[tuple[str, str], str], definitions: dict[str, set[str]]) -> None:
+    """Two parts that share a spelling cannot be told apart by the lexer: they become one
+    terminal with the spellings of both (footers of two roles that differ only in whitespace)."""
+    changed = True
+    while changed:
+        changed = False
+        items = list(definitions.items())
+        for i, (a, spell_a) in enumerate(items):
+            for b, spell_b in items[i + 1 :]:
+                if spell_a & spell_b:
+                    definitions[a] = spell_a | spell_b
+                    del definitions[b]
+                    for key, name in names.items():
+                        if name == b:
+                            names[key] = a
+                    changed = True
+                    break
+            if changed:
+                break
+
+
+def describe(text: str) -> str:
+    """A delimiter as a short readable literal."""
+    return repr(text) if len(text) <= 60 else repr(text[:40]) + f"… ({len(text)} characters)"
+
+
+_NEWLINES = re.compile(r"\n+")

@@ -1,0 +1,400 @@
+"""Reading a template's framing off its own output.
+
+The template renders small probe conversations whose texts are sentinels (``cCu1Cc``...); the
+text around the sentinels is what the template writes around a message of that role. Comparing
+conversations that differ in one message (with and without a system message, generation prompt
+on and off, a tool call and its result, one tool or two) separates each role's header from the
+previous turn's footer, the end token from the generation prompt, and the tools block from the
+system prompt. Nothing here knows any model: only the template's output is read.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from chatcodec.errors import ChatCodecError, UnsupportedTemplateError
+from chatcodec.formats.framing import WHITESPACE, Framing, ToolsBlock, spellings
+
+Render = Callable[..., str]
+
+SYSTEM = "cCs0Cc"
+USER = "cCu1Cc"
+USER_2 = "cCu2Cc"
+ASSISTANT = "cCa1Cc"
+ASSISTANT_2 = "cCa2Cc"
+REASONING = "cCr1Cc"
+TOOL_RESULT = "cCt1Cc"
+TOOL_RESULT_2 = "cCt2Cc"
+PROBE_TOOL = "cc_probe_tool"
+PROBE_TOOL_2 = "cc_other_tool"
+
+# Template keywords that switch thinking on or off, as templates spell them.
+THINKING_SWITCHES = ("enable_thinking", "thinking", "reasoning", "enable_reasoning", "thinking_mode")
+
+
+def probe_tool(name: str) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": "Probe " + name,
+            "parameters": {"type": "object", "properties": {"cc_arg": {"type": "string"}}, "required": ["cc_arg"]},
+        },
+    }
+
+
+def probe_call(name: str, value: str) -> dict[str, Any]:
+    return {"type": "function", "function": {"name": name, "arguments": {"cc_arg": value}}}
+
+
+@dataclass
+class Probes:
+    """The renders of one template, each tried once (``None`` where the template refused)."""
+
+    render: Render
+    template_source: str
+    cache: dict[str, str | None] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+
+    def get(
+        self,
+        key: str,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        generation_prompt: bool = False,
+        **kwargs: Any,
+    ) -> str | None:
+        if key not in self.cache:
+            try:
+                self.cache[key] = self.render(messages, tools=tools, add_generation_prompt=generation_prompt, **kwargs)
+            except ChatCodecError as exc:
+                self.cache[key] = None
+                self.errors[key] = str(exc)
+        return self.cache[key]
+
+
+def _user(text: str = USER) -> dict[str, Any]:
+    return {"role": "user", "content": text}
+
+
+def _assistant(text: str = ASSISTANT, **extra: Any) -> dict[str, Any]:
+    return {"role": "assistant", "content": text, **extra}
+
+
+def _between(text: str, first: str, second: str) -> str | None:
+    """The text between the first occurrence of ``first`` and the next ``second``."""
+    start = text.find(first)
+    if start < 0:
+        return None
+    start += len(first)
+    end = text.find(second, start)
+    return text[start:end] if end >= 0 else None
+
+
+def _after(text: str, marker: str) -> str | None:
+    at = text.rfind(marker)
+    return text[at + len(marker) :] if at >= 0 else None
+
+
+def _before(text: str, marker: str) -> str | None:
+    at = text.find(marker)
+    return text[:at] if at >= 0 else None
+
+
+def _common_prefix(a: str, b: str) -> str:
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return a[:n]
+
+
+def _common_suffix(a: str, b: str) -> str:
+    n = 0
+    for x, y in zip(reversed(a), reversed(b)):
+        if x != y:
+            break
+        n += 1
+    return a[len(a) - n :]
+
+
+class FramingNotFound(UnsupportedTemplateError):
+    """The template's output does not show where each message lies."""
+
+
+def derive_framing(name: str, render: Render, template_source: str) -> Framing:
+    """Read a framing off the template's output (see the module docstring)."""
+    return read_framing(name, Probes(render, template_source))
+
+
+def read_framing(name: str, probes: Probes) -> Framing:
+    """The framing, from a template's renders."""
+    only_user = probes.get("u", [_user()])
+    if only_user is None or USER not in only_user:
+        reason = probes.errors.get("u", "the user's text does not appear in the output")
+        raise FramingNotFound(f"template {name!r}: a conversation of one user message does not render ({reason})")
+    with_prompt = probes.get("u+gp", [_user()], generation_prompt=True)
+    generation_prompt = ""
+    if with_prompt is not None and with_prompt.startswith(only_user):
+        generation_prompt = with_prompt[len(only_user) :]
+    user_footer = only_user[only_user.index(USER) + len(USER) :]
+
+    pair = probes.get("ua", [_user(), _assistant()])
+    if pair is None or ASSISTANT not in pair:
+        raise FramingNotFound(f"template {name!r}: an assistant answer does not render")
+    glue = _between(pair, USER, ASSISTANT) or ""
+    if user_footer and glue.startswith(user_footer):
+        assistant_header = glue[len(user_footer) :]
+    elif not user_footer:
+        assistant_header = glue
+    else:
+        # The footer the template writes at the very end differs from the one before an answer.
+        shared = _common_prefix(glue, user_footer)
+        user_footer = shared
+        assistant_header = glue[len(shared) :]
+    if generation_prompt and assistant_header.startswith(generation_prompt):
+        if assistant_header[len(generation_prompt) :].strip(WHITESPACE):
+            # The template writes more into an answer than into the prompt (an empty think
+            # block): that text is part of the answer, not of the header.
+            assistant_header = generation_prompt
+    assistant_footer = pair[pair.rindex(ASSISTANT) + len(ASSISTANT) :]
+
+    three = probes.get("uau", [_user(), _assistant(), _user(USER_2)])
+    prompt_head = only_user[: only_user.index(USER)]
+    user_header = ""
+    if three is not None and USER_2 in three:
+        between = _between(three, ASSISTANT, USER_2) or ""
+        if assistant_footer and between.startswith(assistant_footer):
+            user_header = between[len(assistant_footer) :]
+        else:
+            user_header = _common_suffix(between, prompt_head)
+            middle_footer = between[: len(between) - len(user_header)]
+            if middle_footer:
+                assistant_footer = middle_footer
+    else:
+        user_header = _header_like(prompt_head, assistant_header)
+    if not prompt_head.endswith(user_header):
+        user_header = _common_suffix(prompt_head, user_header)
+    head = prompt_head[: len(prompt_head) - len(user_header)]  # prefix + default system turn
+
+    headers = {"user": user_header, "assistant": assistant_header}
+    footers = {"user": user_footer, "assistant": assistant_footer}
+    notes: list[str] = []
+    prefix, default_system, system = head, "", "none"
+    with_system = probes.get("su", [{"role": "system", "content": SYSTEM}, _user()])
+    if with_system is not None and SYSTEM in with_system and USER in with_system:
+        system, prefix, default_system = _system_frame(
+            with_system, head, headers, footers, user_header, assistant_header
+        )
+    else:
+        notes.append("the template refuses a system message or drops it")
+
+    end = _end_spellings(assistant_footer)
+    framing = Framing(
+        name=name,
+        headers=headers,
+        footers=footers,
+        end=end,
+        prefix=prefix,
+        default_system=default_system,
+        system=system,  # type: ignore[arg-type]
+        generation_prompt=generation_prompt,
+        prefills=_prefills(probes, generation_prompt, assistant_header),
+        notes=tuple(notes),
+    )
+    framing = _with_tool_role(probes, framing)
+    return _with_tools_block(probes, framing)
+
+
+def _header_like(text: str, other_header: str) -> str:
+    """The tail of ``text`` that starts the way another role's header does."""
+    marker = other_header[: max(1, len(other_header) // 2)].strip(WHITESPACE)
+    at = text.rfind(marker) if marker else -1
+    return text[at:] if at >= 0 else ""
+
+
+def _system_frame(
+    text: str,
+    head: str,
+    headers: dict[str, str],
+    footers: dict[str, str],
+    user_header: str,
+    assistant_header: str,
+) -> tuple[str, str, str]:
+    """Where a system message goes: its own turn (header, footer), text before the first turn,
+    or merged into the first user turn. Returns (placement, prefix, default system text)."""
+    before = text[: text.index(SYSTEM)]
+    after = text[text.index(SYSTEM) + len(SYSTEM) : text.index(USER)]
+    if user_header and after.endswith(user_header):
+        system_footer = after[: len(after) - len(user_header)]
+    elif user_header and before.endswith(user_header):
+        # System text inside the user turn, before the user's: merged.
+        return "merged", head, ""
+    else:
+        system_footer = after
+    if before == head or (head.startswith(before) and not before.strip(WHITESPACE)):
+        # No header: the system prompt is the text before the first turn (DeepSeek).
+        headers["system"] = ""
+        footers["system"] = system_footer
+        return "leading", before, head[len(before) :] if head.startswith(before) else ""
+    # Headers of one framing usually begin alike (``<|im_start|>``, ``<|start_header_id|>``).
+    marker = _common_prefix(user_header, assistant_header).strip(WHITESPACE)
+    start = before.rfind(marker) if marker else -1
+    if start < 0:
+        start = len(_common_prefix(before, head))
+        if head.startswith(before[:start]) and start == len(head):
+            pass
+        else:
+            start = len(_common_prefix(before, head))
+    prefix = before[:start]
+    system_header = before[start:]
+    if system_header == user_header and system_footer and not system_footer.strip(WHITESPACE):
+        return "merged", head, ""
+    headers["system"] = system_header
+    footers["system"] = system_footer
+    default_system = head[len(prefix) :] if head.startswith(prefix) else ""
+    return "turn", prefix, default_system
+
+
+def _end_spellings(footer: str) -> tuple[str, ...]:
+    """How an assistant's turn ends: the template's footer and the end token alone (a model
+    writes ``<|im_end|>`` without the newline the template puts after it)."""
+    if not footer.strip(WHITESPACE):
+        return ()
+    return spellings(footer, trailing_optional=True, leading_optional=True)
+
+
+def _prefills(probes: Probes, default_prompt: str, assistant_header: str) -> tuple[tuple[str, tuple[tuple[str, object], ...]], ...]:
+    """What the generation prompt writes after the assistant header, and under which keywords."""
+    found: dict[str, tuple[tuple[str, object], ...]] = {}
+    candidates: list[tuple[tuple[str, object], ...]] = [()]
+    for switch in THINKING_SWITCHES:
+        if switch in probes.template_source:
+            candidates += [((switch, True),), ((switch, False),)]
+    for kwargs in candidates:
+        key = "u+gp" + "".join(f"|{k}={v}" for k, v in kwargs)
+        plain_key = "u" + "".join(f"|{k}={v}" for k, v in kwargs)
+        plain = probes.get(plain_key, [_user()], **dict(kwargs))
+        prompted = probes.get(key, [_user()], generation_prompt=True, **dict(kwargs))
+        if plain is None or prompted is None or not prompted.startswith(plain):
+            continue
+        prompt = prompted[len(plain) :]
+        if not prompt.startswith(assistant_header):
+            continue
+        prefill = prompt[len(assistant_header) :]
+        if prefill not in found or (not found[prefill] and kwargs):
+            # A prefill the default also writes implies nothing; keep the keyword-free form.
+            if prefill in found and not found[prefill]:
+                continue
+            found[prefill] = kwargs
+    default_prefill = default_prompt[len(assistant_header) :] if default_prompt.startswith(assistant_header) else ""
+    if default_prefill in found:
+        found[default_prefill] = ()
+    return tuple(sorted(found.items(), key=lambda item: item[0]))
+
+
+def _with_tool_role(probes: Probes, framing: Framing) -> Framing:
+    """Frame the tool role from a tool call and its result (where the template renders them)."""
+    call = _assistant("", tool_calls=[probe_call(PROBE_TOOL, "v1")])
+    one = probes.get(
+        "ua(call)t", [_user(), call, {"role": "tool", "content": TOOL_RESULT}], tools=[probe_tool(PROBE_TOOL)]
+    )
+    if one is None or TOOL_RESULT not in one:
+        return framing
+    end = framing.footers.get("assistant", "")
+    before = one[: one.index(TOOL_RESULT)]
+    after_user = before[before.index(USER) + len(USER) :] if USER in before else before
+    if end and end in after_user:
+        header = after_user[after_user.rindex(end) + len(end) :]
+    else:
+        return framing
+    footer = one[one.index(TOOL_RESULT) + len(TOOL_RESULT) :]
+    if not header or header == framing.headers.get("user"):
+        return framing
+    two_calls = _assistant("", tool_calls=[probe_call(PROBE_TOOL, "v1"), probe_call(PROBE_TOOL, "v2")])
+    two = probes.get(
+        "ua(call,call)tt",
+        [_user(), two_calls, {"role": "tool", "content": TOOL_RESULT}, {"role": "tool", "content": TOOL_RESULT_2}],
+        tools=[probe_tool(PROBE_TOOL)],
+    )
+    separator = ""
+    if two is not None and TOOL_RESULT_2 in two:
+        between = _between(two, TOOL_RESULT, TOOL_RESULT_2) or ""
+        if between != footer + header:
+            separator = between
+    headers = {**framing.headers, "tool": header}
+    footers = {**framing.footers, "tool": footer}
+    return _replace(framing, headers=headers, footers=footers, tool_separator=separator)
+
+
+def _with_tools_block(probes: Probes, framing: Framing) -> Framing:
+    """Find the block the template writes for tool definitions, when it sits in the system turn."""
+    if framing.system != "turn":
+        return framing
+    messages = [{"role": "system", "content": SYSTEM}, _user()]
+    plain = probes.get("su", messages)
+    one = probes.get("su+tool", messages, tools=[probe_tool(PROBE_TOOL)])
+    two = probes.get("su+tools", messages, tools=[probe_tool(PROBE_TOOL), probe_tool(PROBE_TOOL_2)])
+    if plain is None or one is None or two is None:
+        return framing
+    inserted = _insertion(plain, one)
+    if inserted is None:
+        return framing
+    at, block_text = inserted
+    system_at = plain.index(SYSTEM)
+    if not (system_at <= at <= system_at + len(SYSTEM) + len(framing.footers.get("system", ""))):
+        return framing
+    for wraps_function in (False, True):
+        for indent in (None, 4, 2):
+            definition = _tool_json(probe_tool(PROBE_TOOL), wraps_function, indent)
+            second = _tool_json(probe_tool(PROBE_TOOL_2), wraps_function, indent)
+            if definition in block_text and second in two:
+                begin = block_text[: block_text.index(definition)]
+                end = block_text[block_text.index(definition) + len(definition) :]
+                separator = _between(two, definition, second) or ""
+                if at == system_at:  # the block comes before the system text
+                    return framing
+                begins = {begin}
+                after_system = begin
+                alone = probes.get("u+tool", [_user()], tools=[probe_tool(PROBE_TOOL)])
+                header = framing.headers["system"]
+                if alone is not None and definition in alone:
+                    start = alone.find(header)
+                    if start >= 0 and start < alone.index(definition):
+                        begins.add(alone[start + len(header) : alone.index(definition)])
+                if not end or not all(begins):
+                    return framing
+                block = ToolsBlock(
+                    begin=tuple(sorted(begins)),
+                    separator=separator,
+                    end=end,
+                    wraps_function=wraps_function,
+                    after_system_prompt=after_system if len(begins) > 1 else None,
+                )
+                return _replace(framing, tools_block=block)
+    return framing
+
+
+def _tool_json(tool: dict[str, Any], wraps_function: bool, indent: int | None) -> str:
+    value = tool["function"] if wraps_function else tool
+    return json.dumps(value, ensure_ascii=False, indent=indent)
+
+
+def _insertion(before: str, after: str) -> tuple[int, str] | None:
+    """Where ``after`` is ``before`` with one piece of text inserted: (position, inserted text)."""
+    prefix = len(_common_prefix(before, after))
+    suffix = len(_common_suffix(before[prefix:], after[prefix:]))
+    if prefix + suffix != len(before):
+        return None
+    return prefix, after[prefix : len(after) - suffix]
+
+
+def _replace(framing: Framing, **changes: Any) -> Framing:
+    from dataclasses import replace
+
+    return replace(framing, **changes)

@@ -1,0 +1,135 @@
+"""Readers of a tool call's body, one per call shape. A call syntax names its reader.
+
+A reader is told each piece of text inside a call block and each delimiter inside it (not the
+ones that open and close the block), and reports the function's name and the raw fragments of
+the arguments to ``ToolCalls``. Arguments stay the model's own text: a reader slices, it never
+re-serializes.
+"""
+
+from __future__ import annotations
+
+import json
+
+from chatcodec.parse.engine import Piece
+from chatcodec.parse.json_scan import ObjectScanner, ValueScanner
+from chatcodec.parse.toolcalls import ToolCallBlock, ToolCalls
+
+ARGUMENT_KEYS = ("arguments", "parameters")  # some models write Llama's "parameters"
+
+
+class CallReader:
+    """Reads the body of one call shape."""
+
+    def __init__(self, calls: ToolCalls) -> None:
+        self.calls = calls
+
+    def open(self, call: ToolCallBlock) -> None:
+        """A call block opened."""
+
+    def text(self, call: ToolCallBlock, piece: Piece) -> None:
+        raise NotImplementedError
+
+    def delimiter(self, call: ToolCallBlock, piece: Piece) -> None:
+        """A delimiter inside the block (a separator between name and arguments)."""
+
+
+class JsonObjectReader(CallReader):
+    """``{"name": "f", "arguments": {...}}``: one JSON object per call (Hermes)."""
+
+    def open(self, call: ToolCallBlock) -> None:
+        call.scanner = ObjectScanner()
+
+    def text(self, call: ToolCallBlock, piece: Piece) -> None:
+        scanner = call.scanner
+        assert scanner is not None
+        if scanner.error is not None:
+            return
+        calls = self.calls
+        for event in scanner.feed(piece.text):
+            if event.kind == "key":
+                if event.key in ARGUMENT_KEYS and call.arguments_key is None:
+                    call.arguments_key = event.key
+            elif event.key == "name" and call.name is None:
+                if event.kind == "value_text":
+                    call.name_parts.append(event.text)
+                else:
+                    try:
+                        name = json.loads("".join(call.name_parts))
+                    except json.JSONDecodeError:
+                        name = None
+                    if not isinstance(name, str):
+                        call.error = "the tool call's name is not a string"
+                        call.name = ""
+                    else:
+                        calls.name_complete(call, name, piece.start)
+            elif event.key == call.arguments_key and not call.arguments_done:
+                if event.kind == "value_text":
+                    if call.arguments_as_string is None and not call.arguments_parts and not call.pending:
+                        if event.text.startswith('"'):
+                            call.arguments_as_string = []
+                    if call.arguments_as_string is not None:
+                        call.arguments_as_string.append(event.text)
+                    else:
+                        calls.arguments_text(call, event.text)
+                else:
+                    call.arguments_done = True
+                    if call.arguments_as_string is not None:
+                        self._string_arguments(call)
+                    elif event.value is not None and event.value.has_parsed:
+                        call.parsed = event.value.parsed
+                        call.has_parsed = True
+        if scanner.error is not None and call.error is None:
+            call.error = scanner.error
+
+    def _string_arguments(self, call: ToolCallBlock) -> None:
+        # "arguments": "{\"city\": \"Paris\"}" -- the JSON text is the string's value.
+        raw = "".join(call.arguments_as_string or [])
+        try:
+            decoded = json.loads(raw)
+        except json.JSONDecodeError:
+            decoded = raw
+        self.calls.arguments_text(call, decoded if isinstance(decoded, str) else raw)
+
+
+class NameThenArgumentsReader(CallReader):
+    """``NAME <separator> {...}``: the name as text, then the arguments JSON (DeepSeek)."""
+
+    def text(self, call: ToolCallBlock, piece: Piece) -> None:
+        if piece.kind == "TOOL_NAME":
+            call.name_parts.append(piece.text)
+        elif piece.kind == "TOOL_ARGUMENTS":
+            self._arguments(call, piece.text)
+
+    def delimiter(self, call: ToolCallBlock, piece: Piece) -> None:
+        if call.name is None:
+            self.calls.name_complete(call, "".join(call.name_parts).strip(), piece.start)
+
+    def _arguments(self, call: ToolCallBlock, text: str) -> None:
+        pos = 0
+        if call.value is None:
+            stripped = text.lstrip()
+            if not stripped:
+                if call.arguments_parts or call.pending:
+                    call.after_value.append(text)
+                return
+            pos = len(text) - len(stripped)
+            call.value = ValueScanner()
+        if call.value.done:
+            call.after_value.append(text[pos:])
+            return
+        end = call.value.feed(text, pos)
+        if end is None:
+            self.calls.arguments_text(call, text[pos:])
+            return
+        self.calls.arguments_text(call, text[pos:end])
+        call.arguments_done = True
+        call.after_value.append(text[end:])
+        if call.value.has_parsed:
+            call.parsed = call.value.parsed
+            call.has_parsed = True
+
+
+READERS: dict[str, type[CallReader]] = {
+    "json_object": JsonObjectReader,
+    "name_then_arguments": NameThenArgumentsReader,
+}
