@@ -12,10 +12,10 @@ from parsing_support import FAMILIES, feed_in_chunks, normalized, summarize
 
 import chatcodec
 from chatcodec.events import ContentDelta, ReasoningDelta, ToolCallArgumentsDelta
-from chatcodec.parse.grammar import load_grammar
+
 
 CODECS = {name: chatcodec.load(name) for name in FAMILIES}
-SPELLINGS = {name: sorted(load_grammar(CODECS[name].family.grammar_name).spellings, key=len) for name in FAMILIES}
+SPELLINGS = {name: sorted(CODECS[name].format.grammar.spellings, key=len) for name in FAMILIES}
 
 # Text that exercises escaping and the characters delimiters are made of.
 ALPHABET = st.sampled_from(

@@ -101,8 +101,8 @@ class Format:
         return self.framing.headless_assistant_after
 
     @property
-    def system_before_tools_marker(self) -> str | None:
-        return self.framing.system_before_tools_marker
+    def tools_alone(self) -> frozenset[str]:
+        return self.framing.tools_alone
 
     @property
     def template_spans(self) -> frozenset[str]:
@@ -115,7 +115,15 @@ class Format:
 
     @cached_property
     def grammar_text(self) -> str:
-        return compose(self.framing.grammar, self.reasoning, self.calls, has_end=bool(self.end), unprompted=self.unprompted)
+        return compose(
+            self.framing.grammar,
+            self.reasoning,
+            self.calls,
+            has_end=bool(self.end),
+            unprompted=self.unprompted,
+            lead=self.framing.lead_terminal,
+            answer_open=self.framing.answer_open_terminal,
+        )
 
     @property
     def grammar(self) -> FamilyGrammar:
@@ -132,6 +140,8 @@ def compose(
     *,
     has_end: bool,
     unprompted: bool,
+    lead: str | None = None,
+    answer_open: str | None = None,
 ) -> str:
     """One Lark grammar from the pieces, with the rules that tie them together."""
     pieces = [framing]
@@ -141,21 +151,30 @@ def compose(
         pieces.append(calls.grammar())
     end = " END?" if has_end else ""
     calls_part = " calls?" if calls is not None else ""
-    rules = [f"body: {'reasoning? ' if reasoning else ''}CONTENT?{calls_part}", f"completion: body{end}"]
+    # Whitespace the template writes before an answer, and the text that opens the visible
+    # answer, are the model's to write: optional.
+    lead_part = f"{lead}? " if lead else ""
+    opening = f"{answer_open}? " if answer_open else ""
+    rules = [
+        f"body: {'reasoning? ' if reasoning else ''}{opening}CONTENT?{calls_part}",
+        f"completion: {lead_part}body{end}",
+    ]
     if reasoning is not None:
         if calls is not None:
-            rules.append(f"          | open_reasoning calls{end}")
-        rules.append(f"          | open_reasoning{end}")
+            rules.append(f"          | {lead_part}open_reasoning calls{end}")
+        rules.append(f"          | {lead_part}open_reasoning{end}")
         if unprompted:
             # Without a prompt nothing says whether the output opens inside a reasoning block
             # (the prompt of a thinking model ends with the opening tag). LEADING text is held
             # until it shows: reasoning if the closing tag follows it, content if a tool call,
             # the end token or the end of the text does.
-            rules.append(f"completion_unprompted: LEADING? (THINK_CLOSE CONTENT?)?{calls_part}{end}")
-            rules.append(f"                     | explicit_reasoning CONTENT?{calls_part}{end}")
+            rules.append(
+                f"completion_unprompted: {lead_part}LEADING? (THINK_CLOSE {opening}CONTENT?)?{calls_part}{end}"
+            )
+            rules.append(f"                     | {lead_part}explicit_reasoning {opening}CONTENT?{calls_part}{end}")
             if calls is not None:
-                rules.append(f"                     | open_reasoning calls{end}")
-            rules.append(f"                     | open_reasoning{end}")
+                rules.append(f"                     | {lead_part}open_reasoning calls{end}")
+            rules.append(f"                     | {lead_part}open_reasoning{end}")
     else:
         pieces = [_drop_rule(piece, "explicit_reasoning") for piece in pieces]
     if reasoning is not None and not unprompted:

@@ -4,18 +4,22 @@ and the call syntax its tool calls are written in (when chatcodec knows it)."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
+from chatcodec.errors import GrammarError
 from chatcodec.formats.base import Format
 from chatcodec.formats.framing import WHITESPACE, Framing, grammar_piece
 from chatcodec.formats.probe import (
     ASSISTANT,
     PROBE_TOOL,
+    FramingNotFound,
     REASONING,
     USER,
     Probes,
     Render,
     _assistant,
+    _prefills,
     _user,
     probe_call,
     probe_tool,
@@ -29,12 +33,21 @@ def derive_format(name: str, render: Render, template_source: str) -> Format:
     probes = Probes(render, template_source)
     framing = read_framing(name, probes)
     reasoning = find_reasoning(probes, framing)
+    if reasoning is not None:
+        framing = header_before_reasoning(probes, framing, reasoning)
+    framing = with_answer_opening(probes, framing, reasoning)
     calls, calls_note = find_call_syntax(probes, framing)
-    piece = grammar_piece(framing)
+    reserved = frozenset(reasoning.open_spellings + reasoning.close_spellings) if reasoning else frozenset()
+    if calls is not None:
+        reserved |= frozenset(calls.delimiters())
+    try:
+        piece = grammar_piece(framing, reserved)
+    except GrammarError as exc:
+        raise FramingNotFound(f"template {name!r} does not write a format chatcodec can parse: {exc}") from None
     unprompted = reasoning is not None and any(
         _opens_reasoning(prefill, reasoning) for prefill, _ in framing.prefills
     )
-    return Format(
+    found = Format(
         name=name,
         framing=piece,
         reasoning=reasoning,
@@ -42,9 +55,21 @@ def derive_format(name: str, render: Render, template_source: str) -> Format:
         unprompted=unprompted,
         source=framing,
         prefill_keywords=framing.prefills,
+        system_turn_always=_writes_empty_system_turn(framing),
         calls_note=calls_note,
         capabilities=capabilities(probes, framing, reasoning, calls),
     )
+    try:
+        found.grammar  # compiled now, so that a framing no LALR grammar can hold is told at once
+    except GrammarError as exc:
+        raise FramingNotFound(f"template {name!r} does not write a format chatcodec can parse: {exc}") from None
+    return found
+
+
+def _writes_empty_system_turn(framing: Framing) -> bool:
+    """Does the template write an empty system turn when there is no system message?"""
+    header = framing.headers.get("system", "")
+    return bool(header) and framing.default_system == header + framing.footers.get("system", "")
 
 
 def _opens_reasoning(prefill: str, reasoning: ReasoningSyntax) -> bool:
@@ -79,6 +104,39 @@ def find_reasoning(probes: Probes, framing: Framing) -> ReasoningSyntax | None:
         if opening in probes.template_source and closing in probes.template_source:
             return ReasoningSyntax.from_tags(opening, closing)
     return None
+
+
+def header_before_reasoning(probes: Probes, framing: Framing, reasoning: ReasoningSyntax) -> Framing:
+    """An assistant header that ends in the reasoning tag (every answer opens with a think
+    block) stops before it: the tag is the model's, or the generation prompt's prefill."""
+    header = framing.headers.get("assistant", "")
+    at = header.find(reasoning.open_tag)
+    if at < 0:
+        return framing
+    header = header[:at]
+    headers = {**framing.headers, "assistant": header}
+    return replace(framing, headers=headers, prefills=_prefills(probes, framing.generation_prompt, header))
+
+
+def with_answer_opening(probes: Probes, framing: Framing, reasoning: ReasoningSyntax | None) -> Framing:
+    """What the template writes between the generation prompt and a plain answer: leading
+    whitespace, and text that opens the visible answer (an empty reasoning block aside)."""
+    prompt = probes.get("u+gp", [_user()], generation_prompt=True)
+    full = probes.get("ua", [_user(), _assistant()])
+    if prompt is None or full is None or not full.startswith(prompt) or ASSISTANT not in full[len(prompt) :]:
+        return framing
+    between = full[len(prompt) : full.index(ASSISTANT, len(prompt))]
+    lead = between[: len(between) - len(between.lstrip(WHITESPACE))]
+    rest = between[len(lead) :]
+    if reasoning is not None:
+        # An empty reasoning block, or the closing tag of one the prompt opened.
+        blocks = [o + c for o in reasoning.open_spellings for c in reasoning.close_spellings]
+        for written in sorted([*blocks, *reasoning.close_spellings], key=len, reverse=True):
+            if rest.startswith(written):
+                rest = rest[len(written) :]
+                break
+    answer_open = rest if rest.strip(WHITESPACE) else ""
+    return replace(framing, lead=lead, answer_open=answer_open)
 
 
 def rendered_call(probes: Probes, framing: Framing) -> str | None:

@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
+from chatcodec.errors import GrammarError
+
 SystemPlacement = Literal["turn", "leading", "merged", "none"]
 WHITESPACE = " \t\r\n"
 
@@ -22,13 +24,16 @@ class ToolsBlock:
     and without the blank line that follows a system prompt), one definition per tool (JSON),
     ``separator`` between two definitions, and ``end``."""
 
-    begin: tuple[str, ...]
+    begin: str
     separator: str
     end: str
     # Each definition is the tool itself (``{"type": "function", ...}``) or only its function.
     wraps_function: bool = False
-    # The spelling of ``begin`` written when there is a system prompt before the block.
-    after_system_prompt: str | None = None
+    # ``begin`` as written when there is no system message (the turn then holds the block
+    # alone, or after a default system prompt); None when it is the same.
+    begin_alone: str | None = None
+    # Where the block sits in the system turn: after the system prompt, or before it.
+    placement: Literal["after", "before"] = "after"
 
 
 @dataclass(frozen=True)
@@ -55,6 +60,11 @@ class Framing:
     # What the generation prompt writes after the assistant header, under which template keywords.
     prefills: tuple[tuple[str, tuple[tuple[str, object], ...]], ...] = ()
     tools_block: ToolsBlock | None = None
+    # Whitespace the template writes between the generation prompt and the answer (Llama 2's
+    # space after ``[/INST]``), and text that opens the visible answer
+    # (``<|START_RESPONSE|>``, ``<|channel|>final<|message|>``): the model writes them.
+    lead: str = ""
+    answer_open: str = ""
     # The template renders each role from "system", "user", "assistant", "tool" it frames.
     notes: tuple[str, ...] = field(default=())
 
@@ -62,6 +72,9 @@ class Framing:
     def roles(self) -> tuple[str, ...]:
         return tuple(self.headers)
 
+
+# Optional parts whose terminal carries no role: two of them spelled alike can be one terminal.
+SHAREABLE = ("TOOL_SEPARATOR", "LEAD", "ANSWER_OPEN")
 
 # Terminal names, one per part of a turn; parts spelled alike share the first name listed.
 _NAMES = {
@@ -91,9 +104,18 @@ class FramingPiece:
     end: frozenset[str]
     leading_text_role: str | None
     headless_assistant_after: frozenset[str]
-    system_before_tools_marker: str | None
+    # Spellings of the tools block's opening that mean "no system message" (the template wrote
+    # the system turn for the tools alone).
+    tools_alone: frozenset[str]
+    # Each rendered tool definition is only the tool's ``function`` object.
+    tools_wrap_function: bool
     default_system_terminal: str | None
     prefix_terminal: str | None
+    lead_terminal: str | None = None
+    answer_open_terminal: str | None = None
+    # Footers made of whitespace alone, per role: no delimiter, so at the end of a text they
+    # stay in the last message's content until the reader gives them back.
+    loose_footers: dict[str, str] = field(default_factory=dict)
 
 
 def spellings(text: str, *, trailing_optional: bool = False, leading_optional: bool = False) -> tuple[str, ...]:
@@ -117,10 +139,21 @@ def _lark_string(text: str) -> str:
     return f'"{escaped}"'
 
 
-def grammar_piece(framing: Framing) -> FramingPiece:
-    """The ``transcript`` rule and terminals of a framing (``completion`` comes from elsewhere)."""
+def grammar_piece(framing: Framing, reserved: frozenset[str] = frozenset()) -> FramingPiece:
+    """The ``transcript`` rule and terminals of a framing (``completion`` comes from elsewhere).
+
+    ``reserved`` are spellings other pieces use (reasoning tags, call delimiters). The lexer
+    needs every spelling to name one terminal, so an optional part of the framing that would
+    share a spelling with a more important one is left out.
+    """
     headers = dict(framing.headers)
     footers = dict(framing.footers)
+    lead = framing.lead
+    if headers.get("assistant") and not headers["assistant"].strip(WHITESPACE):
+        # Whitespace alone before an answer is no header: the answer follows the previous
+        # turn's end (Llama 2's " " after "[/INST]").
+        lead = lead or headers["assistant"]
+        headers["assistant"] = ""
     # A footer made of whitespace alone is not a delimiter (content may hold the same text):
     # it becomes an optional part of the header that follows.
     loose = {role: footer for role, footer in footers.items() if footer and not footer.strip(WHITESPACE)}
@@ -160,44 +193,62 @@ def grammar_piece(framing: Framing) -> FramingPiece:
         names[(role, part)] = name
         definitions[name] = set(options)
     _merge_overlaps(names, definitions)
+    claimed = set(reserved).union(*definitions.values()) if definitions else set(reserved)
+
+    def optional(name: str, options: set[str]) -> str | None:
+        """Add an optional part unless one of its spellings is taken; a part spelled exactly
+        like another optional part with no role of its own shares that part's terminal."""
+        options = {option for option in options if option}
+        if not options:
+            return None
+        for other in SHAREABLE:
+            if definitions.get(other) == options:
+                return other
+        if options & claimed:
+            return None
+        definitions[name] = options
+        claimed.update(options)
+        return name
+
+    prefix_terminal = optional("PREFIX", {framing.prefix}) if framing.prefix else None
+    default_system_terminal = optional("DEFAULT_SYSTEM", {framing.default_system}) if framing.default_system else None
+    block = framing.tools_block
+    tool_separator_terminal = None
+    if block is not None:
+        begins = {block.begin} | ({block.begin_alone} if block.begin_alone else set())
+        separator_ok = not block.separator or block.separator not in begins | {block.end}
+        if not (separator_ok and begins.isdisjoint(claimed) and block.end not in claimed | begins):
+            block = None
+        else:
+            optional("TOOLS_BEGIN", begins)
+            optional("TOOLS_END", {block.end})
+            if block.separator:
+                tool_separator_terminal = optional("TOOL_SEPARATOR", {block.separator})
+                if tool_separator_terminal is None:
+                    block = None
+    tool_separator = framing.tool_separator if "tool" in headers else ""
+    tool_next = optional("TOOL_RESPONSE_NEXT", {tool_separator}) if tool_separator else None
+    lead_terminal = optional("LEAD", {lead}) if lead else None
+    answer_open_terminal = optional("ANSWER_OPEN", {framing.answer_open}) if framing.answer_open else None
 
     rules: list[str] = []
-    top = []
-    prefix_terminal = default_system_terminal = None
-    if framing.prefix:
-        prefix_terminal = "PREFIX"
-        definitions["PREFIX"] = {framing.prefix}
-        top.append("PREFIX?")
+    top = [f"{prefix_terminal}?"] if prefix_terminal else []
+    if default_system_terminal:
+        top.append(f"{default_system_terminal}?")
     leading_text_role = None
-    if framing.default_system:
-        default_system_terminal = "DEFAULT_SYSTEM"
-        definitions["DEFAULT_SYSTEM"] = {framing.default_system}
-        top.append("DEFAULT_SYSTEM?")
     turns = []
     turn_roles: dict[str, str] = {}
     turn_ends: set[str] = set()
     assistant_start: set[str] = set()
     headless_after: set[str] = set()
-    tools_begin: set[str] = set()
-    tools_end: set[str] = set()
     message_separators: set[str] = set()
-    block = framing.tools_block
-    tools_rule = ""
     if block is not None:
-        definitions["TOOLS_BEGIN"] = set(block.begin)
-        definitions["TOOLS_END"] = {block.end}
-        tools_begin.add("TOOLS_BEGIN")
-        tools_end.add("TOOLS_END")
-        if block.separator:
-            definitions["TOOL_SEPARATOR"] = {block.separator}
-            tools_rule = "tools: TOOLS_BEGIN TOOL_DEFINITION? (TOOL_SEPARATOR TOOL_DEFINITION?)* TOOLS_END"
-        else:
-            tools_rule = "tools: TOOLS_BEGIN TOOL_DEFINITION? TOOLS_END"
-        rules.append(tools_rule)
+        separator = f" ({tool_separator_terminal} TOOL_DEFINITION?)*" if tool_separator_terminal else ""
+        rules.append(f"tools: TOOLS_BEGIN TOOL_DEFINITION?{separator} TOOLS_END")
 
     def body(role: str) -> str:
         if block is not None and role == "system":
-            return "(CONTENT | CONTENT? tools)?"
+            return "tools? CONTENT?" if block.placement == "before" else "(CONTENT | CONTENT? tools)?"
         return "CONTENT?"
 
     assistant_header = names.get(("assistant", "header"))
@@ -226,10 +277,9 @@ def grammar_piece(framing: Framing) -> FramingPiece:
         if header is None:
             continue
         rule = f"{role}_turn: {header} {body(role)}"
-        if role == "tool" and framing.tool_separator:
-            definitions["TOOL_RESPONSE_NEXT"] = {framing.tool_separator}
-            message_separators.add("TOOL_RESPONSE_NEXT")
-            rule += " (TOOL_RESPONSE_NEXT CONTENT?)*"
+        if role == "tool" and tool_next:
+            message_separators.add(tool_next)
+            rule += f" ({tool_next} CONTENT?)*"
         if footer:
             rule += f" {footer}"
             turn_ends.add(footer)
@@ -246,31 +296,30 @@ def grammar_piece(framing: Framing) -> FramingPiece:
     if end_name:
         turn_ends.add(end_name)
     if not turns:
-        turns.append("assistant_turn")
+        raise GrammarError(f"framing {framing.name!r} has no turn with a header")
     transcript = "transcript: " + " ".join([*top, "turn*"])
     lines = [transcript, "?turn: " + " | ".join(turns), *rules]
     lines += [terminal(name, sorted(options)) for name, options in definitions.items()]
     declared = ["CONTENT"] + (["TOOL_DEFINITION"] if block is not None else [])
     lines.append("%declare " + " ".join(declared))
-    marker = None
-    if block is not None and block.after_system_prompt is not None:
-        others = [b for b in block.begin if b != block.after_system_prompt]
-        if others and block.after_system_prompt.endswith(others[0]):
-            marker = block.after_system_prompt[: len(block.after_system_prompt) - len(others[0])]
     return FramingPiece(
         grammar="\n".join(lines) + "\n",
         turn_roles=turn_roles,
         turn_ends=frozenset(turn_ends),
         message_separators=frozenset(message_separators),
-        tools_begin=frozenset(tools_begin),
-        tools_end=frozenset(tools_end),
+        tools_begin=frozenset({"TOOLS_BEGIN"}) if block is not None else frozenset(),
+        tools_end=frozenset({"TOOLS_END"}) if block is not None else frozenset(),
         assistant_start=frozenset(assistant_start),
         end=frozenset({end_name}) if end_name else frozenset(),
         leading_text_role=leading_text_role,
         headless_assistant_after=frozenset(headless_after),
-        system_before_tools_marker=marker,
+        tools_alone=frozenset({block.begin_alone}) if block is not None and block.begin_alone else frozenset(),
+        tools_wrap_function=block is not None and block.wraps_function,
         default_system_terminal=default_system_terminal,
         prefix_terminal=prefix_terminal,
+        lead_terminal=lead_terminal,
+        answer_open_terminal=answer_open_terminal,
+        loose_footers=loose,
     )
 
 

@@ -20,7 +20,8 @@ def _piece(file: str, **roles: object) -> FramingPiece:
         "end": frozenset({"END"}),
         "leading_text_role": None,
         "headless_assistant_after": frozenset(),
-        "system_before_tools_marker": None,
+        "tools_alone": frozenset(),
+        "tools_wrap_function": False,
         "default_system_terminal": None,
         "prefix_terminal": None,
     }
@@ -46,7 +47,12 @@ QWEN3 = Format(
         message_separators=frozenset({"TOOL_RESPONSE_NEXT"}),
         tools_begin=frozenset({"TOOLS_BEGIN"}),
         tools_end=frozenset({"TOOLS_END"}),
-        system_before_tools_marker="\n\n",
+        tools_alone=frozenset(
+            {
+                "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
+                "You are provided with function signatures within <tools></tools> XML tags:\n<tools>"
+            }
+        ),
     ),
     reasoning=THINK,
     calls=HERMES,

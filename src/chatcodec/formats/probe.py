@@ -11,6 +11,7 @@ system prompt. Nothing here knows any model: only the template's output is read.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -58,6 +59,8 @@ class Probes:
     template_source: str
     cache: dict[str, str | None] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
+    # Tools given to every render: a ``tool_use`` template may refuse to render without them.
+    base_tools: list[dict[str, Any]] | None = None
 
     def get(
         self,
@@ -69,6 +72,8 @@ class Probes:
         **kwargs: Any,
     ) -> str | None:
         if key not in self.cache:
+            if tools is None:
+                tools = self.base_tools
             try:
                 self.cache[key] = self.render(messages, tools=tools, add_generation_prompt=generation_prompt, **kwargs)
             except ChatCodecError as exc:
@@ -105,11 +110,30 @@ def _before(text: str, marker: str) -> str | None:
     return text[:at] if at >= 0 else None
 
 
-def _common_prefix(a: str, b: str) -> str:
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
+# Special tokens (``<|im_start|>``, ``<｜User｜>``, ``[INST]``): a delimiter never begins or ends
+# inside one, so a cut that would split one moves to its edge.
+_TOKEN = re.compile(r"<[^<>\s]{1,40}>|\[[^\[\]\s]{1,40}\]")
+
+
+def _common_prefix(*texts: str) -> str:
+    first = texts[0]
+    n = len(first)
+    for other in texts[1:]:
+        limit = min(n, len(other))
+        k = 0
+        while k < limit and first[k] == other[k]:
+            k += 1
+        n = k
+    for token in _TOKEN.finditer(first, max(0, n - 42), min(len(first), n + 42)):
+        if token.start() < n < token.end():
+            n = token.start()
             break
+    return first[:n]
+
+
+def _raw_common_prefix(a: str, b: str) -> str:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
         n += 1
     return a[:n]
 
@@ -120,7 +144,12 @@ def _common_suffix(a: str, b: str) -> str:
         if x != y:
             break
         n += 1
-    return a[len(a) - n :]
+    cut = len(a) - n
+    for token in _TOKEN.finditer(a, max(0, cut - 42), min(len(a), cut + 42)):
+        if token.start() < cut < token.end():
+            cut = token.end()
+            break
+    return a[cut:]
 
 
 class FramingNotFound(UnsupportedTemplateError):
@@ -135,9 +164,20 @@ def derive_framing(name: str, render: Render, template_source: str) -> Framing:
 def read_framing(name: str, probes: Probes) -> Framing:
     """The framing, from a template's renders."""
     only_user = probes.get("u", [_user()])
+    if only_user is None:
+        # Templates written for tool use may need tools to render at all.
+        for tools in ([], [probe_tool(PROBE_TOOL)]):
+            retry = Probes(probes.render, probes.template_source, base_tools=tools)
+            if retry.get("u", [_user()]) is not None:
+                probes.cache, probes.errors, probes.base_tools = retry.cache, retry.errors, tools
+                only_user = probes.cache["u"]
+                break
     if only_user is None or USER not in only_user:
         reason = probes.errors.get("u", "the user's text does not appear in the output")
-        raise FramingNotFound(f"template {name!r}: a conversation of one user message does not render ({reason})")
+        raise FramingNotFound(
+            f"template {name!r} does not write a format chatcodec can parse: a conversation of one user "
+            f"message does not render ({reason})"
+        )
     with_prompt = probes.get("u+gp", [_user()], generation_prompt=True)
     generation_prompt = ""
     if with_prompt is not None and with_prompt.startswith(only_user):
@@ -146,25 +186,32 @@ def read_framing(name: str, probes: Probes) -> Framing:
 
     pair = probes.get("ua", [_user(), _assistant()])
     if pair is None or ASSISTANT not in pair:
-        raise FramingNotFound(f"template {name!r}: an assistant answer does not render")
-    glue = _between(pair, USER, ASSISTANT) or ""
-    if user_footer and glue.startswith(user_footer):
-        assistant_header = glue[len(user_footer) :]
-    elif not user_footer:
-        assistant_header = glue
-    else:
+        raise FramingNotFound(
+            f"template {name!r} does not write a format chatcodec can parse: an assistant answer does not render"
+        )
+    three = probes.get("uau", [_user(), _assistant(), _user(USER_2)])
+    glues = [_between(pair, USER, ASSISTANT) or ""]
+    if three is not None and USER_2 in three and ASSISTANT in three:
+        glues.append(_between(three, USER, ASSISTANT) or "")
+    if user_footer and not all(glue.startswith(user_footer) for glue in glues):
         # The footer the template writes at the very end differs from the one before an answer.
-        shared = _common_prefix(glue, user_footer)
-        user_footer = shared
-        assistant_header = glue[len(shared) :]
-    if generation_prompt and assistant_header.startswith(generation_prompt):
-        if assistant_header[len(generation_prompt) :].strip(WHITESPACE):
-            # The template writes more into an answer than into the prompt (an empty think
-            # block): that text is part of the answer, not of the header.
-            assistant_header = generation_prompt
+        user_footer = _common_prefix(*glues, user_footer)
+    # An answer after the last user message may open with more than an earlier one (an empty
+    # think block): the header is what every answer opens with.
+    assistant_header = _common_prefix(*(glue[len(user_footer) :] for glue in glues))
+    if generation_prompt and not generation_prompt.startswith(assistant_header):
+        stops_inside = assistant_header.startswith(generation_prompt) and not assistant_header[
+            len(generation_prompt) :
+        ].strip(WHITESPACE)
+        if not stops_inside:
+            assistant_header = _common_prefix(assistant_header, generation_prompt)
     assistant_footer = pair[pair.rindex(ASSISTANT) + len(ASSISTANT) :]
 
-    three = probes.get("uau", [_user(), _assistant(), _user(USER_2)])
+    if not (user_footer.strip(WHITESPACE) or assistant_header.strip(WHITESPACE)):
+        raise FramingNotFound(
+            f"template {name!r} does not write a format chatcodec can parse: nothing in its output "
+            "separates a user message from the answer"
+        )
     prompt_head = only_user[: only_user.index(USER)]
     user_header = ""
     if three is not None and USER_2 in three:
@@ -243,7 +290,7 @@ def _system_frame(
         footers["system"] = system_footer
         return "leading", before, head[len(before) :] if head.startswith(before) else ""
     # Headers of one framing usually begin alike (``<|im_start|>``, ``<|start_header_id|>``).
-    marker = _common_prefix(user_header, assistant_header).strip(WHITESPACE)
+    marker = _raw_common_prefix(user_header, assistant_header).strip(WHITESPACE)
     start = before.rfind(marker) if marker else -1
     if start < 0:
         start = len(_common_prefix(before, head))
@@ -333,13 +380,15 @@ def _with_tool_role(probes: Probes, framing: Framing) -> Framing:
 
 
 def _with_tools_block(probes: Probes, framing: Framing) -> Framing:
-    """Find the block the template writes for tool definitions, when it sits in the system turn."""
+    """Find the block the template writes for tool definitions, when it sits in the system turn
+    (after the system prompt or before it)."""
     if framing.system != "turn":
         return framing
     messages = [{"role": "system", "content": SYSTEM}, _user()]
     plain = probes.get("su", messages)
     one = probes.get("su+tool", messages, tools=[probe_tool(PROBE_TOOL)])
     two = probes.get("su+tools", messages, tools=[probe_tool(PROBE_TOOL), probe_tool(PROBE_TOOL_2)])
+    alone = probes.get("u+tool", [_user()], tools=[probe_tool(PROBE_TOOL)])
     if plain is None or one is None or two is None:
         return framing
     inserted = _insertion(plain, one)
@@ -347,36 +396,32 @@ def _with_tools_block(probes: Probes, framing: Framing) -> Framing:
         return framing
     at, block_text = inserted
     system_at = plain.index(SYSTEM)
-    if not (system_at <= at <= system_at + len(SYSTEM) + len(framing.footers.get("system", ""))):
+    if at == system_at:
+        placement = "before"
+    elif at == system_at + len(SYSTEM):
+        placement = "after"
+    else:
         return framing
+    header = framing.headers["system"]
     for wraps_function in (False, True):
         for indent in (None, 4, 2):
             definition = _tool_json(probe_tool(PROBE_TOOL), wraps_function, indent)
             second = _tool_json(probe_tool(PROBE_TOOL_2), wraps_function, indent)
-            if definition in block_text and second in two:
-                begin = block_text[: block_text.index(definition)]
-                end = block_text[block_text.index(definition) + len(definition) :]
-                separator = _between(two, definition, second) or ""
-                if at == system_at:  # the block comes before the system text
-                    return framing
-                begins = {begin}
-                after_system = begin
-                alone = probes.get("u+tool", [_user()], tools=[probe_tool(PROBE_TOOL)])
-                header = framing.headers["system"]
-                if alone is not None and definition in alone:
-                    start = alone.find(header)
-                    if start >= 0 and start < alone.index(definition):
-                        begins.add(alone[start + len(header) : alone.index(definition)])
-                if not end or not all(begins):
-                    return framing
-                block = ToolsBlock(
-                    begin=tuple(sorted(begins)),
-                    separator=separator,
-                    end=end,
-                    wraps_function=wraps_function,
-                    after_system_prompt=after_system if len(begins) > 1 else None,
-                )
-                return _replace(framing, tools_block=block)
+            if definition not in block_text or second not in two:
+                continue
+            begin = block_text[: block_text.index(definition)]
+            end = block_text[block_text.index(definition) + len(definition) :]
+            separator = _between(two, definition, second) or ""
+            begin_alone = None
+            if alone is not None and definition in alone and header:
+                start = alone.find(header)
+                if 0 <= start < alone.index(definition):
+                    written = alone[start + len(header) : alone.index(definition)]
+                    begin_alone = written if written != begin else None
+            if not begin or not end:
+                return framing
+            block = ToolsBlock(begin, separator, end, wraps_function, begin_alone, placement)  # type: ignore[arg-type]
+            return _replace(framing, tools_block=block)
     return framing
 
 

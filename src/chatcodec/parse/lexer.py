@@ -115,6 +115,8 @@ class DelimiterMatcher:
     _tail: re.Pattern[str] = field(init=False, repr=False)
     _prefixes: frozenset[str] = field(init=False, repr=False)
     _long: tuple[str, ...] = field(init=False, repr=False)
+    _accepted_regex: re.Pattern[str] = field(init=False, repr=False)
+    _accepted_prefix: dict[str, str] = field(init=False, repr=False)
     first_chars: re.Pattern[str] = field(init=False, repr=False)
     _longest: int = field(init=False, repr=False)
     _nested: bool = field(init=False, repr=False)
@@ -126,12 +128,24 @@ class DelimiterMatcher:
             self._tail = re.compile(r"(?!)")
             self._prefixes = frozenset()
             self._long = ()
+            self._accepted_regex = re.compile(r"(?!)")
+            self._accepted_prefix = {}
             self.first_chars = re.compile(r"(?!)")
             self._longest = 0
             self._nested = False
             return
         # A trie-shaped regex: one pass, and at the leftmost position the longest spelling wins.
         self._regex = re.compile(_trie_pattern(spellings, prefixes=False))
+        # A spelling the state rejects must not hide one it accepts: one that begins it
+        # ("<|end|>" inside a rejected "<|end|></s>") or begins inside it.
+        self._accepted_regex = (
+            re.compile(_trie_pattern(self.accepted, prefixes=False)) if self.accepted else re.compile(r"(?!)")
+        )
+        self._accepted_prefix = {}
+        for other in self.others:
+            inner = [a for a in self.accepted if other.startswith(a)]
+            if inner:
+                self._accepted_prefix[other] = max(inner, key=len)
         # Where a tail of the text could still grow into a spelling.
         # Prefixes of long spellings (a default system prompt, a tools preamble) are checked
         # directly: a regex or a set of all their prefixes would grow with the square of
@@ -151,6 +165,12 @@ class DelimiterMatcher:
         terminal = self.accepted.get(text)
         if terminal is not None:
             return Found(match.start(), match.end(), terminal, stray=False)
+        shorter = self._accepted_prefix.get(text)
+        if shorter is not None:
+            return Found(match.start(), match.start() + len(shorter), self.accepted[shorter], stray=False)
+        inside = self._accepted_regex.search(match.string, match.start() + 1, match.end())
+        if inside is not None:
+            return Found(inside.start(), inside.end(), self.accepted[inside.group()], stray=False)
         return Found(match.start(), match.end(), self.others[text], stray=True)
 
     def search(self, text: str, pos: int, end: int, final: bool) -> Found | int:
@@ -205,7 +225,8 @@ class DelimiterMatcher:
         if match is not None:
             if not final and end - pos < self._longest and self._is_prefix(text[pos:end]):
                 return True
-            return self._found(match)
+            found = self._found(match)
+            return found if found.start == pos else None
         if not final and end - pos < self._longest and self._is_prefix(text[pos:end]):
             return True
         return None

@@ -48,6 +48,21 @@ class Transcript:
     text: str
     # Text the conversation has no place for (outside every message), as (start, end).
     unparsed: list[tuple[int, int]] = field(default_factory=list)
+    # Text the template wrote outside every message: the text before the first turn, a default
+    # system turn, the tools block of a turn written for the tools alone, the generation prompt.
+    template_spans: list[Span] = field(default_factory=list)
+
+    def parts(self) -> list[Span]:
+        """Every span of the text, in order: the messages' parts, the template's own text and
+        unparsed text. They tile the text: each character is in exactly one."""
+        spans = [part for message in self.spans for part in message.parts]
+        spans += self.template_spans
+        spans += [Span("unparsed", start, end) for start, end in self.unparsed]
+        return sorted(spans, key=lambda span: (span.start, span.end))
+
+    def reassemble(self) -> str:
+        """The text, rebuilt from the spans alone (it always equals ``text``)."""
+        return "".join(self.text[span.start : span.end] for span in self.parts())
 
     def render_arguments(self) -> dict[str, Any]:
         """Keyword arguments that make ``Codec.render`` write this transcript again."""
@@ -86,6 +101,7 @@ class TranscriptReader:
         self._turn: _Turn | None = None
         self._last_role: str | None = None
         self._open_assistant: _Turn | None = None
+        self.template: list[Span] = []
 
     def read(self) -> Transcript:
         engine = Engine(self.grammar, "transcript")
@@ -101,6 +117,7 @@ class TranscriptReader:
             diagnostics=self.diagnostics,
             text=self.text,
             unparsed=self.unparsed,
+            template_spans=self.template,
         )
 
     # -- pieces ------------------------------------------------------------------------------
@@ -149,6 +166,8 @@ class TranscriptReader:
                     self._flush_tool()
                     self._tool_text = []
                 turn.parts.append(Span("delimiter", piece.start, piece.end, kind))
+            else:
+                self.template.append(Span("template", piece.start, piece.end, kind))
             return
         if kind == "TOOL_DEFINITION" and turn is not None:
             if self._tool_text is None:
@@ -212,6 +231,8 @@ class TranscriptReader:
             self._diagnose("malformed_tool_definition", 0, f"a rendered tool definition is not JSON: {exc.msg}")
             return
         assert self.tools is not None
+        if self.family.framing.tools_wrap_function:
+            tool = {"type": "function", "function": tool}
         self.tools.append(tool)
 
     def _close_turn(self, *, end: int | None = None, final: bool = False) -> tuple[bool, dict[str, Any]]:
@@ -224,16 +245,37 @@ class TranscriptReader:
             return self._close_assistant(turn, final)
         end = end if end is not None else (turn.parts[-1].end if turn.parts else turn.body_start)
         content = "".join(turn.content)
+        if final:
+            content = self._trim_loose_footer(turn, content)
         if turn.role == "system" and turn.has_tools_block:
-            marker = self.family.system_before_tools_marker
-            if marker is not None and not turn.tools_marker.startswith(marker) and not content:
-                self._last_role = "system"
-                return False, {}
+            if turn.tools_marker in self.family.tools_alone and not content:
+                return self._drop(turn)
         if turn.role == "system" and self.family.system_turn_always and not content:
-            self._last_role = "system"
-            return False, {}
+            return self._drop(turn)
         self._add(Message(role=turn.role, content=content), turn, end)  # type: ignore[arg-type]
         return False, {}
+
+    def _drop(self, turn: _Turn, parts: list[Span] | None = None, prompt: tuple[bool, dict[str, Any]] = (False, {})) -> tuple[bool, dict[str, Any]]:
+        """A turn that holds no message (written for the tools alone, or the generation prompt):
+        its text is the template's."""
+        header = [p for p in turn.parts if p.kind == "delimiter" and p.start == turn.start]
+        for part in header + (parts if parts is not None else [p for p in turn.parts if p not in header]):
+            self.template.append(Span("template", part.start, part.end, part.name))
+        self._last_role = turn.role
+        return prompt
+
+    def _trim_loose_footer(self, turn: _Turn, content: str) -> str:
+        """At the end of the text, a footer made of whitespace alone (which the next header
+        would have taken) is still in the content: give it back to the template."""
+        footer = self.family.framing.loose_footers.get(turn.role, "")
+        if not footer or not content.endswith(footer) or not turn.parts or turn.parts[-1].kind != "content":
+            return content
+        last = turn.parts.pop()
+        cut = last.end - len(footer)
+        if cut > last.start:
+            turn.parts.append(Span("content", last.start, cut))
+        turn.parts.append(Span("delimiter", cut, last.end))
+        return content[: len(content) - len(footer)]
 
     def _close_assistant(self, turn: _Turn, final: bool) -> tuple[bool, dict[str, Any]]:
         assembler = turn.assembler
@@ -246,16 +288,24 @@ class TranscriptReader:
             # An assistant turn left open at the end is the generation prompt, if all it holds
             # is what the template writes there.
             if turn.body_start == turn.start and not body:
-                self._last_role = "assistant"
-                return False, {}
+                return self._drop(turn, spans)
             known = dict(self.family.prefill_keywords)
             if all(span.kind == "delimiter" for span in spans):
                 # Only tags (``<think>\n``, an empty think block): what a generation prompt
                 # writes. Some prefills also tell which template keywords were used.
-                return True, dict(known.get(body, ()))
+                return self._drop(turn, spans, (True, dict(known.get(body, ()))))
         message = assembler.message
         if not body and turn.body_start == turn.start:
-            return False, {}  # a headless turn that holds nothing is no message
+            return self._drop(turn, spans)  # a headless turn that holds nothing is no message
+        if final and message.content:
+            footer = self.family.framing.loose_footers.get("assistant", "")
+            if footer and isinstance(message.content, str) and message.content.endswith(footer) and spans[-1].kind == "content":
+                last = spans.pop()
+                cut = last.end - len(footer)
+                if cut > last.start:
+                    spans.append(Span("content", last.start, cut))
+                spans.append(Span("delimiter", cut, last.end))
+                message = message.model_copy(update={"content": message.content[: len(message.content) - len(footer)]})
         self._add(message, turn, end, parts=spans)
         return False, {}
 
