@@ -100,6 +100,14 @@ class Format:
     def headless_assistant_after(self) -> frozenset[str]:
         return self.framing.headless_assistant_after
 
+    def headless_role_after(self, role: str | None) -> str | None:
+        """The role of a turn that follows a turn of ``role`` with no header of its own."""
+        if role in self.framing.headless_assistant_after:
+            return "assistant"
+        if role == "system" and self.framing.headless_user_after_system:
+            return "user"
+        return None
+
     @property
     def tools_alone(self) -> frozenset[str]:
         return self.framing.tools_alone

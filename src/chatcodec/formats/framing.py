@@ -60,6 +60,9 @@ class Framing:
     # What the generation prompt writes after the assistant header, under which template keywords.
     prefills: tuple[tuple[str, tuple[tuple[str, object], ...]], ...] = ()
     tools_block: ToolsBlock | None = None
+    # The system prompt opens the first user turn, whose text follows the system footer with
+    # no user header (Llama 2's ``[INST] <<SYS>>...<</SYS>>`` then the user's text).
+    system_opens_user: bool = False
     # Whitespace the template writes between the generation prompt and the answer (Llama 2's
     # space after ``[/INST]``), and text that opens the visible answer
     # (``<|START_RESPONSE|>``, ``<|channel|>final<|message|>``): the model writes them.
@@ -104,6 +107,8 @@ class FramingPiece:
     end: frozenset[str]
     leading_text_role: str | None
     headless_assistant_after: frozenset[str]
+    # The first user turn follows the system turn with no header.
+    headless_user_after_system: bool
     # Spellings of the tools block's opening that mean "no system message" (the template wrote
     # the system turn for the tools alone).
     tools_alone: frozenset[str]
@@ -241,6 +246,7 @@ def grammar_piece(framing: Framing, reserved: frozenset[str] = frozenset()) -> F
     turn_ends: set[str] = set()
     assistant_start: set[str] = set()
     headless_after: set[str] = set()
+    headless_user_after_system = False
     message_separators: set[str] = set()
     if block is not None:
         separator = f" ({tool_separator_terminal} TOOL_DEFINITION?)*" if tool_separator_terminal else ""
@@ -277,6 +283,18 @@ def grammar_piece(framing: Framing, reserved: frozenset[str] = frozenset()) -> F
         if header is None:
             continue
         rule = f"{role}_turn: {header} {body(role)}"
+        if role == "system" and framing.system_opens_user and names.get(("user", "footer")):
+            rest = f"CONTENT? {names[('user', 'footer')]}" + (" completion" if not assistant_header else "")
+            rules.append(f"user_rest: {rest}")
+            if footer:
+                rule += f" {footer}"
+                turn_ends.add(footer)
+            rule += " user_rest?"
+            headless_user_after_system = True
+            turns.append("system_turn")
+            rules.append(rule)
+            turn_roles[header] = role
+            continue
         if role == "tool" and tool_next:
             message_separators.add(tool_next)
             rule += f" ({tool_next} CONTENT?)*"
@@ -313,6 +331,7 @@ def grammar_piece(framing: Framing, reserved: frozenset[str] = frozenset()) -> F
         end=frozenset({end_name}) if end_name else frozenset(),
         leading_text_role=leading_text_role,
         headless_assistant_after=frozenset(headless_after),
+        headless_user_after_system=headless_user_after_system,
         tools_alone=frozenset({block.begin_alone}) if block is not None and block.begin_alone else frozenset(),
         tools_wrap_function=block is not None and block.wraps_function,
         default_system_terminal=default_system_terminal,

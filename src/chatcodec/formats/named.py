@@ -20,6 +20,7 @@ def _piece(file: str, **roles: object) -> FramingPiece:
         "end": frozenset({"END"}),
         "leading_text_role": None,
         "headless_assistant_after": frozenset(),
+        "headless_user_after_system": False,
         "tools_alone": frozenset(),
         "tools_wrap_function": False,
         "default_system_terminal": None,

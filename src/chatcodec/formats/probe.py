@@ -233,9 +233,11 @@ def read_framing(name: str, probes: Probes) -> Framing:
     footers = {"user": user_footer, "assistant": assistant_footer}
     notes: list[str] = []
     prefix, default_system, system = head, "", "none"
+    opens_user = [False]
     with_system = probes.get("su", [{"role": "system", "content": SYSTEM}, _user()])
     if with_system is not None and SYSTEM in with_system and USER in with_system:
         system, prefix, default_system = _system_frame(
+            opens_user,
             with_system, head, headers, footers, user_header, assistant_header
         )
     else:
@@ -250,6 +252,7 @@ def read_framing(name: str, probes: Probes) -> Framing:
         prefix=prefix,
         default_system=default_system,
         system=system,  # type: ignore[arg-type]
+        system_opens_user=opens_user[0] and system == "turn",
         generation_prompt=generation_prompt,
         prefills=_prefills(probes, generation_prompt, assistant_header),
         notes=tuple(notes),
@@ -266,6 +269,7 @@ def _header_like(text: str, other_header: str) -> str:
 
 
 def _system_frame(
+    opens_user: list[bool],
     text: str,
     head: str,
     headers: dict[str, str],
@@ -277,6 +281,7 @@ def _system_frame(
     or merged into the first user turn. Returns (placement, prefix, default system text)."""
     before = text[: text.index(SYSTEM)]
     after = text[text.index(SYSTEM) + len(SYSTEM) : text.index(USER)]
+    opens_user[0] = False
     if user_header and after.endswith(user_header):
         system_footer = after[: len(after) - len(user_header)]
     elif user_header and before.endswith(user_header):
@@ -284,6 +289,8 @@ def _system_frame(
         return "merged", head, ""
     else:
         system_footer = after
+        # The user's text follows the system footer without its own header.
+        opens_user[0] = bool(user_header) and bool(after.strip(WHITESPACE))
     if before == head or (head.startswith(before) and not before.strip(WHITESPACE)):
         # No header: the system prompt is the text before the first turn (DeepSeek).
         headers["system"] = ""
@@ -292,6 +299,11 @@ def _system_frame(
     # Headers of one framing usually begin alike (``<|im_start|>``, ``<|start_header_id|>``).
     marker = _raw_common_prefix(user_header, assistant_header).strip(WHITESPACE)
     start = before.rfind(marker) if marker else -1
+    if start < 0:
+        # Else the special token that names the role (``[SYSTEM_PROMPT]``, ``<|begin_system|>``).
+        named = [t for t in _TOKEN.finditer(before) if "system" in t.group().lower()]
+        if named:
+            start = named[-1].start()
     if start < 0:
         start = len(_common_prefix(before, head))
         if head.startswith(before[:start]) and start == len(head):

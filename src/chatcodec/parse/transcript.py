@@ -158,8 +158,8 @@ class TranscriptReader:
             elif kind in family.turn_ends and turn is not None:
                 turn.parts.append(Span("delimiter", piece.start, piece.end, kind))
                 self._close_turn(end=piece.end)
-            elif kind in self.grammar.completion_terminals and self._headless_assistant_allowed():
-                self._open_turn("assistant", piece, header_start=piece.start, header_end=piece.start)
+            elif self._headless_role(kind) is not None:
+                self._open_turn(self._headless_role(kind), piece, header_start=piece.start, header_end=piece.start)  # type: ignore[arg-type]
                 self._piece(piece)
             elif turn is not None:
                 if kind == "TOOL_SEPARATOR":
@@ -180,8 +180,9 @@ class TranscriptReader:
                 self._open_turn(family.leading_text_role, piece, header_start=piece.start, header_end=piece.start)
                 self._piece(piece)
                 return
-            if self._headless_assistant_allowed():
-                self._open_turn("assistant", piece, header_start=piece.start, header_end=piece.start)
+            role = self._headless_role(kind)
+            if role is not None:
+                self._open_turn(role, piece, header_start=piece.start, header_end=piece.start)
                 self._piece(piece)
                 return
         if turn is not None and kind != STRAY:
@@ -198,8 +199,16 @@ class TranscriptReader:
         if piece.text.strip():
             self._diagnose("unexpected_text", piece.start, "text outside any message")
 
-    def _headless_assistant_allowed(self) -> bool:
-        return self._turn is None and self._last_role in self.family.headless_assistant_after
+    def _headless_role(self, kind: str) -> str | None:
+        """The role of a turn with no header that this piece opens, if it opens one."""
+        if self._turn is not None:
+            return None
+        role = self.family.headless_role_after(self._last_role)
+        if role == "assistant" and (kind == "CONTENT" or kind in self.grammar.completion_terminals):
+            return role
+        if role == "user" and (kind == "CONTENT" or kind in self.family.turn_ends):
+            return role
+        return None
 
     def _diagnose(self, kind: str, position: int, message: str) -> None:
         self.diagnostics.append(Diagnostic(kind, position, message))
