@@ -18,7 +18,7 @@ import chatcodec
 from chatcodec.render.loading import BUNDLED_SPECIAL_TOKENS
 
 REPO = Path(__file__).resolve().parents[1]
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "templates"
+CORPUS = Path(__file__).resolve().parent / "templates"
 
 MESSAGES = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi!"}]
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
@@ -256,9 +256,7 @@ def test_without_a_clock_strftime_now_reads_the_system_clock(tmp_path: Path) -> 
 
 def test_clock_matches_transformers_on_llama_3_2(monkeypatch: pytest.MonkeyPatch) -> None:
     # Llama 3.2 writes "Today Date: ..." from strftime_now when no date_string is given.
-    path = CORPUS / "llama3" / "Llama-3.2-3B-Instruct.jinja"
-    if not path.is_file():
-        pytest.skip(f"template corpus not found at {CORPUS}")
+    path = CORPUS / "Llama-3.2-3B-Instruct.jinja"
     pytest.importorskip("transformers")
     import transformers.utils.chat_template_utils as hf
 
@@ -312,9 +310,7 @@ def test_generation_spans_match_transformers(tmp_path: Path, source: str) -> Non
         path = tmp_path / "masked.jinja"
         path.write_text(GENERATION_TEMPLATE, encoding="utf-8")
     else:
-        path = CORPUS / "llama3" / "rnj-1-instruct.jinja"
-        if not path.is_file():
-            pytest.skip(f"template corpus not found at {CORPUS}")
+        path = CORPUS / "rnj-1-instruct.jinja"
     tokens = {"bos_token": "<|begin_of_text|>", "eos_token": "<|eot_id|>"}
     rendered, indices = render_jinja_template(
         conversations=[CHAT],

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from template_corpus import CHECKED_FAMILIES, CHECKED_TEMPLATES
 
 import chatcodec
 
@@ -378,8 +379,7 @@ def test_continue_final_message_ends_inside_the_message() -> None:
 
 # -- the public-template corpus beside the checkout ---------------------------------------------
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "templates"
-CORPUS_FILES = sorted(CORPUS.glob("*/*.jinja")) if CORPUS.is_dir() else []
+CORPUS_FILES = CHECKED_TEMPLATES
 
 # Templates that concatenate ``arguments`` with ``+``: they need the JSON text (see SOURCES.md).
 STRING_ARGUMENT_TEMPLATES = {
@@ -436,13 +436,11 @@ def string_arguments(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def corpus_id(path: Path) -> str:
-    return f"{path.parent.name}/{path.stem}"
+    return f"{CHECKED_FAMILIES[path.stem]}/{path.stem}"
 
 
 @pytest.fixture(scope="module")
 def corpus_files() -> list[Path]:
-    if not CORPUS_FILES:
-        pytest.skip(f"template corpus not found at {CORPUS}")
     return CORPUS_FILES
 
 
@@ -466,7 +464,7 @@ def test_corpus_template_parity(
     add_generation_prompt: bool,
 ) -> None:
     path = corpus_files[index]
-    tokens = TEMPLATE_TOKENS.get(path.stem, FAMILY_TOKENS[path.parent.name])
+    tokens = TEMPLATE_TOKENS.get(path.stem, FAMILY_TOKENS[CHECKED_FAMILIES[path.stem]])
     tools = conversation.tools if with_tools else None
     # transformers gets the argument form the template needs; chatcodec gets the Hugging Face
     # shape and must pick that form by itself.
@@ -655,7 +653,7 @@ def test_corpus_openai_shape(
     reference: Any, corpus_files: list[Path], index: int, conversation: Conversation, add_generation_prompt: bool
 ) -> None:
     path = corpus_files[index]
-    tokens = TEMPLATE_TOKENS.get(path.stem, FAMILY_TOKENS[path.parent.name])
+    tokens = TEMPLATE_TOKENS.get(path.stem, FAMILY_TOKENS[CHECKED_FAMILIES[path.stem]])
     expected = openai_reference(
         reference,
         path.read_text(encoding="utf-8"),

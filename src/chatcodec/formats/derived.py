@@ -13,6 +13,7 @@ from chatcodec.formats.framing import WHITESPACE, Framing, grammar_piece
 from chatcodec.formats.probe import (
     ASSISTANT,
     PROBE_TOOL,
+    _TOKEN,
     FramingNotFound,
     REASONING,
     USER,
@@ -82,20 +83,22 @@ def find_reasoning(probes: Probes, framing: Framing) -> ReasoningSyntax | None:
     generation prompt or its source spells a known pair."""
     header = framing.headers.get("assistant", "")
     text = probes.get("ua(reasoning)", [_user(), _assistant(reasoning_content=REASONING)])
-    if text is not None and REASONING in text and ASSISTANT in text:
+    if text is not None and REASONING in text and ASSISTANT in text and header:
         start = text.index(USER) + len(USER)
         at_reasoning = text.index(REASONING, start)
         at_answer = text.find(ASSISTANT, at_reasoning)
-        if at_answer > at_reasoning:
-            before = text[start:at_reasoning]
-            if header and header in before:
-                before = before[before.rindex(header) + len(header) :]
-            opening = before.strip(WHITESPACE)
+        before = text[start:at_reasoning]
+        if at_answer > at_reasoning and header in before:
+            opening = before[before.rindex(header) + len(header) :].strip(WHITESPACE)
             closing_raw = text[at_reasoning + len(REASONING) : at_answer]
             closing = closing_raw.strip(WHITESPACE)
-            if opening and closing and len(opening) < 40 and len(closing) < 40:
+            if _tag_like(opening) and _tag_like(closing):
                 after = len(closing_raw) - len(closing_raw.rstrip("\n"))
                 return ReasoningSyntax.from_tags(opening, closing, newlines_after_close=max(2, after))
+    for prefill, _ in framing.prefills:
+        empty_block = _empty_block(prefill)
+        if empty_block is not None:
+            return ReasoningSyntax.from_tags(*empty_block)
     prompts = " ".join(prefill for prefill, _ in framing.prefills) + framing.generation_prompt
     for opening, closing in KNOWN_REASONING_TAGS:
         if opening in prompts or closing in prompts:
@@ -139,6 +142,24 @@ def with_answer_opening(probes: Probes, framing: Framing, reasoning: ReasoningSy
     return replace(framing, lead=lead, answer_open=answer_open)
 
 
+def _tag_like(text: str) -> bool:
+    """A reasoning tag is short and has no spaces (``<think>``, ``[THINK]``, ``<|channel>thought``)."""
+    return 0 < len(text) <= 40 and not any(c in text for c in WHITESPACE)
+
+
+def _empty_block(prefill: str) -> tuple[str, str] | None:
+    """A prefill that is an empty reasoning block (thinking switched off): its two tags."""
+    text = prefill.strip(WHITESPACE)
+    tokens = list(_TOKEN.finditer(text))
+    if len(tokens) < 2 or tokens[-1].end() != len(text) or tokens[0].start() != 0:
+        return None
+    closing = tokens[-1].group()
+    opening = text[: tokens[-1].start()].strip(WHITESPACE)
+    if not _tag_like(opening) or not any(word in opening.lower() for word in ("think", "thought", "reason")):
+        return None
+    return opening, closing
+
+
 def rendered_call(probes: Probes, framing: Framing) -> str | None:
     """The text the template writes for an assistant turn holding one probe tool call."""
     call = _assistant("", tool_calls=[probe_call(PROBE_TOOL, "v1")])
@@ -165,11 +186,29 @@ def find_call_syntax(probes: Probes, framing: Framing) -> tuple[CallSyntax | Non
     source = probes.template_source
     if "<tool_call>" in source and "</tool_call>" in source:
         return HERMES, None
+    other = [marker for marker in OTHER_CALL_MARKERS if marker in source]
+    if other:
+        return None, f"the template mentions {other[0]!r}, a call syntax chatcodec does not read yet"
     if "<|im_start|>" in framing.headers.get("user", "") and not _mentions_tool_calls(source):
         # ChatML templates that render no tools (Hermes 3's default, Qwen2.5-VL) belong to
         # models trained on Hermes-style calls.
         return HERMES, None
     return None, "the template renders no tool calls"
+
+
+# Markers of call syntaxes other than Hermes': a template that mentions one is not given
+# Hermes by convention.
+OTHER_CALL_MARKERS = (
+    "<|tool_call_start|>",
+    "[TOOL_CALLS]",
+    "<|python_tag|>",
+    "<function=",
+    "<|tool_call|>",
+    "<tool_calls>",
+    "<|tool_calls_section_begin|>",
+    "functools[",
+    "<|START_ACTION|>",
+)
 
 
 def _mentions_tool_calls(source: str) -> bool:

@@ -27,13 +27,15 @@ class ToolsBlock:
     begin: str
     separator: str
     end: str
-    # Each definition is the tool itself (``{"type": "function", ...}``) or only its function.
-    wraps_function: bool = False
+    # Each definition is the tool itself (``{"type": "function", ...}``), only its function, or
+    # (None) a form of the template's own, which cannot be read back.
+    wraps_function: bool | None = False
     # ``begin`` as written when there is no system message (the turn then holds the block
     # alone, or after a default system prompt); None when it is the same.
     begin_alone: str | None = None
-    # Where the block sits in the system turn: after the system prompt, or before it.
-    placement: Literal["after", "before"] = "after"
+    # Where the block sits: in the system turn after the system prompt or before it, or in the
+    # text before the first turn (``begin`` and ``end`` then hold that text around the tools).
+    placement: Literal["after", "before", "prefix"] = "after"
 
 
 @dataclass(frozen=True)
@@ -112,8 +114,9 @@ class FramingPiece:
     # Spellings of the tools block's opening that mean "no system message" (the template wrote
     # the system turn for the tools alone).
     tools_alone: frozenset[str]
-    # Each rendered tool definition is only the tool's ``function`` object.
-    tools_wrap_function: bool
+    # Each rendered tool definition is only the tool's ``function`` object (None: a form of
+    # the template's own, not JSON).
+    tools_wrap_function: bool | None
     default_system_terminal: str | None
     prefix_terminal: str | None
     lead_terminal: str | None = None
@@ -237,7 +240,10 @@ def grammar_piece(framing: Framing, reserved: frozenset[str] = frozenset()) -> F
     answer_open_terminal = optional("ANSWER_OPEN", {framing.answer_open}) if framing.answer_open else None
 
     rules: list[str] = []
-    top = [f"{prefix_terminal}?"] if prefix_terminal else []
+    if block is not None and block.placement == "prefix":
+        top = [f"({prefix_terminal} | tools)?" if prefix_terminal else "tools?"]
+    else:
+        top = [f"{prefix_terminal}?"] if prefix_terminal else []
     if default_system_terminal:
         top.append(f"{default_system_terminal}?")
     leading_text_role = None
@@ -253,7 +259,7 @@ def grammar_piece(framing: Framing, reserved: frozenset[str] = frozenset()) -> F
         rules.append(f"tools: TOOLS_BEGIN TOOL_DEFINITION?{separator} TOOLS_END")
 
     def body(role: str) -> str:
-        if block is not None and role == "system":
+        if block is not None and role == "system" and block.placement != "prefix":
             return "tools? CONTENT?" if block.placement == "before" else "(CONTENT | CONTENT? tools)?"
         return "CONTENT?"
 
@@ -333,7 +339,7 @@ def grammar_piece(framing: Framing, reserved: frozenset[str] = frozenset()) -> F
         headless_assistant_after=frozenset(headless_after),
         headless_user_after_system=headless_user_after_system,
         tools_alone=frozenset({block.begin_alone}) if block is not None and block.begin_alone else frozenset(),
-        tools_wrap_function=block is not None and block.wraps_function,
+        tools_wrap_function=block.wraps_function if block is not None else False,
         default_system_terminal=default_system_terminal,
         prefix_terminal=prefix_terminal,
         lead_terminal=lead_terminal,

@@ -206,6 +206,11 @@ def read_framing(name: str, probes: Probes) -> Framing:
         if not stops_inside:
             assistant_header = _common_prefix(assistant_header, generation_prompt)
     assistant_footer = pair[pair.rindex(ASSISTANT) + len(ASSISTANT) :]
+    lead = assistant_header[: len(assistant_header) - len(assistant_header.lstrip(WHITESPACE))]
+    if lead and user_footer.strip(WHITESPACE) and assistant_header.strip(WHITESPACE):
+        # Whitespace between two turns belongs to the footer before it.
+        user_footer += lead
+        assistant_header = assistant_header[len(lead) :]
 
     if not (user_footer.strip(WHITESPACE) or assistant_header.strip(WHITESPACE)):
         raise FramingNotFound(
@@ -227,6 +232,12 @@ def read_framing(name: str, probes: Probes) -> Framing:
         user_header = _header_like(prompt_head, assistant_header)
     if not prompt_head.endswith(user_header):
         user_header = _common_suffix(prompt_head, user_header)
+    lead = user_header[: len(user_header) - len(user_header.lstrip(WHITESPACE))]
+    if lead and assistant_footer.strip(WHITESPACE) and user_header.strip(WHITESPACE):
+        # Whitespace between two turns belongs to the footer before it (the template may leave
+        # it out after the last message; the end token is spelled with and without it).
+        assistant_footer += lead
+        user_header = user_header[len(lead) :]
     head = prompt_head[: len(prompt_head) - len(user_header)]  # prefix + default system turn
 
     headers = {"user": user_header, "assistant": assistant_header}
@@ -297,7 +308,7 @@ def _system_frame(
         footers["system"] = system_footer
         return "leading", before, head[len(before) :] if head.startswith(before) else ""
     # Headers of one framing usually begin alike (``<|im_start|>``, ``<|start_header_id|>``).
-    marker = _raw_common_prefix(user_header, assistant_header).strip(WHITESPACE)
+    marker = _raw_common_prefix(user_header.lstrip(WHITESPACE), assistant_header.lstrip(WHITESPACE)).strip(WHITESPACE)
     start = before.rfind(marker) if marker else -1
     if start < 0:
         # Else the special token that names the role (``[SYSTEM_PROMPT]``, ``<|begin_system|>``).
@@ -342,7 +353,7 @@ def _prefills(probes: Probes, default_prompt: str, assistant_header: str) -> tup
         prompted = probes.get(key, [_user()], generation_prompt=True, **dict(kwargs))
         if plain is None or prompted is None or not prompted.startswith(plain):
             continue
-        prompt = prompted[len(plain) :]
+        prompt = prompted[len(plain) :].lstrip(WHITESPACE) if assistant_header.strip(WHITESPACE) else prompted[len(plain) :]
         if not prompt.startswith(assistant_header):
             continue
         prefill = prompt[len(assistant_header) :]
@@ -373,7 +384,8 @@ def _with_tool_role(probes: Probes, framing: Framing) -> Framing:
     else:
         return framing
     footer = one[one.index(TOOL_RESULT) + len(TOOL_RESULT) :]
-    if not header or header == framing.headers.get("user"):
+    if not header or header == framing.headers.get("user") or PROBE_TOOL in header:
+        # No header of its own, or the result is written inside the assistant's turn.
         return framing
     two_calls = _assistant("", tool_calls=[probe_call(PROBE_TOOL, "v1"), probe_call(PROBE_TOOL, "v2")])
     two = probes.get(
@@ -392,49 +404,76 @@ def _with_tool_role(probes: Probes, framing: Framing) -> Framing:
 
 
 def _with_tools_block(probes: Probes, framing: Framing) -> Framing:
-    """Find the block the template writes for tool definitions, when it sits in the system turn
-    (after the system prompt or before it)."""
-    if framing.system != "turn":
+    """Find the block the template writes for tool definitions: in the system turn (after the
+    system prompt or before it), or in the text before the first turn (a fixed preamble)."""
+    if framing.system not in ("turn", "none"):
         return framing
-    messages = [{"role": "system", "content": SYSTEM}, _user()]
-    plain = probes.get("su", messages)
-    one = probes.get("su+tool", messages, tools=[probe_tool(PROBE_TOOL)])
-    two = probes.get("su+tools", messages, tools=[probe_tool(PROBE_TOOL), probe_tool(PROBE_TOOL_2)])
-    alone = probes.get("u+tool", [_user()], tools=[probe_tool(PROBE_TOOL)])
+    messages = [{"role": "system", "content": SYSTEM}, _user()] if framing.system == "turn" else [_user()]
+    key = "su" if framing.system == "turn" else "u"
+    plain = probes.get(key, messages)
+    one = probes.get(key + "+tool", messages, tools=[probe_tool(PROBE_TOOL)])
+    two = probes.get(key + "+tools", messages, tools=[probe_tool(PROBE_TOOL), probe_tool(PROBE_TOOL_2)])
     if plain is None or one is None or two is None:
         return framing
     inserted = _insertion(plain, one)
     if inserted is None:
         return framing
     at, block_text = inserted
-    system_at = plain.index(SYSTEM)
-    if at == system_at:
+    system_at = plain.find(SYSTEM)
+    if framing.system == "turn" and at == system_at:
         placement = "before"
-    elif at == system_at + len(SYSTEM):
+    elif framing.system == "turn" and at == system_at + len(SYSTEM):
         placement = "after"
+    elif framing.prefix and at <= len(framing.prefix) and plain.startswith(framing.prefix):
+        placement = "prefix"
     else:
         return framing
-    header = framing.headers["system"]
+    empty_list_written = probes.base_tools == [] or probes.get(key + "+[]", messages, tools=[]) != plain
+    found = _definitions(block_text, plain, one, two, empty_list_written)
+    if found is None:
+        return framing
+    begin, end, separator, wraps_function = found
+    begin_alone = None
+    header = framing.headers.get("system", "")
+    alone = probes.get("u+tool", [_user()], tools=[probe_tool(PROBE_TOOL)])
+    definition = _tool_json(probe_tool(PROBE_TOOL), bool(wraps_function), None)
+    if placement == "prefix":
+        begin, end = framing.prefix[:at] + begin, end + framing.prefix[at:]
+    elif alone is not None and header and begin + definition in alone:
+        start = alone.find(header)
+        definition_at = alone.index(begin + definition) + len(begin)
+        if 0 <= start < definition_at:
+            written = alone[start + len(header) : definition_at]
+            begin_alone = written if written != begin else None
+    if not begin or not end:
+        return framing
+    block = ToolsBlock(begin, separator, end, wraps_function, begin_alone, placement)  # type: ignore[arg-type]
+    return _replace(framing, tools_block=block)
+
+
+def _definitions(
+    block_text: str, plain: str, one: str, two: str, empty_list_written: bool
+) -> tuple[str, str, str, bool | None] | None:
+    """Split the text one tool adds into (begin, end, separator, wraps_function): the definition
+    is the tool's JSON (the whole tool or its function). A template that writes tools in a form
+    of its own (``wraps_function`` None) is read only when it writes the block even for no tools:
+    then the text one tool adds is its definition, and what a second adds is a separator and
+    the second definition (the probe tools' names have the same length)."""
     for wraps_function in (False, True):
         for indent in (None, 4, 2):
             definition = _tool_json(probe_tool(PROBE_TOOL), wraps_function, indent)
             second = _tool_json(probe_tool(PROBE_TOOL_2), wraps_function, indent)
-            if definition not in block_text or second not in two:
-                continue
-            begin = block_text[: block_text.index(definition)]
-            end = block_text[block_text.index(definition) + len(definition) :]
-            separator = _between(two, definition, second) or ""
-            begin_alone = None
-            if alone is not None and definition in alone and header:
-                start = alone.find(header)
-                if 0 <= start < alone.index(definition):
-                    written = alone[start + len(header) : alone.index(definition)]
-                    begin_alone = written if written != begin else None
-            if not begin or not end:
-                return framing
-            block = ToolsBlock(begin, separator, end, wraps_function, begin_alone, placement)  # type: ignore[arg-type]
-            return _replace(framing, tools_block=block)
-    return framing
+            if definition in block_text and second in two:
+                begin = block_text[: block_text.index(definition)]
+                end = block_text[block_text.index(definition) + len(definition) :]
+                return begin, end, _between(two, definition, second) or "", wraps_function
+    if not empty_list_written or PROBE_TOOL not in block_text or PROBE_TOOL_2 not in two:
+        return None
+    at = one.index(block_text) + len(block_text) if block_text in one else -1
+    grown = len(two) - len(one) - len(block_text)
+    if at < 0 or grown < 0:
+        return None
+    return "", "", two[at : at + grown], None
 
 
 def _tool_json(tool: dict[str, Any], wraps_function: bool, indent: int | None) -> str:

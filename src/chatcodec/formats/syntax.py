@@ -60,6 +60,7 @@ KNOWN_REASONING_TAGS: tuple[tuple[str, str], ...] = (
     ("<|START_THINKING|>", "<|END_THINKING|>"),
     ("<|begin_of_thought|>", "<|end_of_thought|>"),
     ("◁think▷", "◁/think▷"),
+    ("<|channel>thought", "<channel|>"),
 )
 
 

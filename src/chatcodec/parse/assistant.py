@@ -14,6 +14,8 @@ from chatcodec.events import (
     Finish,
     FinishReason,
     ReasoningDelta,
+    ToolCallArgumentsDelta,
+    ToolCallStart,
 )
 from chatcodec.formats.base import Format
 from chatcodec.messages import FunctionCall, Message, ToolCall
@@ -70,7 +72,12 @@ class AssistantAssembler:
         self.silent = False
 
     def start_after_prefill(self, base: int) -> None:
-        """Forget what the prompt's prefill produced; positions now count from ``base``."""
+        """Forget what the prompt's prefill produced; positions now count from ``base``.
+
+        The state the prefill leaves stays: inside reasoning, or inside a tool call the prompt
+        opened (a server forcing a call). Such a call is announced to the completion's reader
+        with its name and the arguments written so far, as the first events.
+        """
         self._events.clear()
         self._content.clear()
         self._content_blocks.clear()
@@ -79,6 +86,17 @@ class AssistantAssembler:
         self._spans.clear()
         self._open_span = None
         self._base = base
+        self._calls.clear()  # calls the prompt wrote whole are the prompt's, not the completion's
+        call = self._call
+        if call is not None:
+            call.hidden = sum(len(part) for part in call.raw)
+            call.spans = [(kind, max(start, base), end, name) for kind, start, end, name in call.spans if end > base]
+            if call.index is not None:
+                call.index = 0
+                self._calls.append(call)
+                self._events.append(ToolCallStart(0, call.id or "", call.name or ""))
+                if call.arguments_parts:
+                    self._events.append(ToolCallArgumentsDelta(0, "".join(call.arguments_parts)))
 
     @property
     def in_reasoning(self) -> bool:
@@ -103,6 +121,14 @@ class AssistantAssembler:
 
     def handle(self, pieces: Iterable[Piece]) -> list[Event]:
         for piece in pieces:
+            if piece.start < self._base and not self.silent:
+                # Held back at the end of the prompt, completed by the completion: a delimiter
+                # keeps its effect, text keeps only the completion's characters.
+                if not piece.delimiter:
+                    cut = self._base - piece.start
+                    if cut >= len(piece.text):
+                        continue
+                    piece = Piece(piece.kind, piece.text[cut:], self._base, run_start=piece.run_start)
             kind = piece.kind
             if kind == "CONTENT" and piece.stray_delimiter is None and not self.silent:
                 # The hot path of streaming: a delta of visible text.
@@ -218,8 +244,10 @@ class AssistantAssembler:
     def _span(self, kind: str, start: int, end: int, name: str | None = None, index: int | None = None) -> None:
         if self.silent or end <= start:
             return
-        start -= self._base
+        start = max(start - self._base, 0)
         end -= self._base
+        if end <= start:
+            return
         # The span being extended is kept mutable; a run of deltas grows it in place.
         current = self._open_span
         if name is None and current is not None and current[0] == kind and current[3] == index and current[2] == start:

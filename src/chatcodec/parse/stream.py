@@ -60,10 +60,12 @@ class StreamParser:
         if prefill:
             # The prompt's own opening of the assistant turn (``<think>``, a prefill): it sets
             # the state but is not part of the completion.
+            # A delimiter the prefill ends with may go on in the completion ("<think>" then
+            # "\n"), so what the engine holds back stays held: it is not settled here.
             self._assembler.silent = True
-            self._assembler.handle(self._engine.feed(prefill) + self._engine.settle())
+            self._assembler.handle(self._engine.feed(prefill))
             self._assembler.silent = False
-            self._assembler.start_after_prefill(self._engine.position)
+            self._assembler.start_after_prefill(len(prefill))
 
     def feed(self, text: str) -> list[Event]:
         if self._closed:

@@ -41,6 +41,7 @@ class ToolCallBlock:
     error: str | None = None
     parsed: Any = None  # the arguments' value, when the scanner decoded it whole
     has_parsed: bool = False
+    hidden: int = 0  # characters of ``raw`` that belong to the prompt (a call the prompt opened)
 
 
 Emit = Callable[[Event], None]
@@ -129,7 +130,9 @@ class ToolCalls:
         else:
             reason = call.error or "no tool name was found"
             self._diagnose("malformed_tool_call", call.start, f"{reason}; the block is kept as content")
-        text = "".join(call.raw)
+        text = "".join(call.raw)[call.hidden :]
+        if not text:
+            return
         self._add_content(text)
         for _, start, end, _ in call.spans:
             self._span("content", start, end)

@@ -145,13 +145,19 @@ class TranscriptReader:
                 turn.parts.append(Span("delimiter", piece.start, piece.start + _split(piece), kind))
                 self._close_turn(end=piece.start + _split(piece))
                 self._open_turn(role, piece, header_start=piece.start + _split(piece))
-            elif kind in family.tools_begin and turn is not None:
+            elif kind in family.tools_begin:
+                self.tools = []
+                if turn is None:
+                    self.template.append(Span("template", piece.start, piece.end, kind))
+                    return
                 turn.has_tools_block = True
                 turn.tools_marker = piece.text
-                self.tools = []
                 turn.parts.append(Span("delimiter", piece.start, piece.end, kind))
-            elif kind in family.tools_end and turn is not None:
+            elif kind in family.tools_end:
                 self._flush_tool()
+                if turn is None:
+                    self.template.append(Span("template", piece.start, piece.end, kind))
+                    return
                 turn.parts.append(Span("delimiter", piece.start, piece.end, kind))
                 if kind in family.turn_ends:
                     self._close_turn(end=piece.end)
@@ -161,19 +167,21 @@ class TranscriptReader:
             elif self._headless_role(kind) is not None:
                 self._open_turn(self._headless_role(kind), piece, header_start=piece.start, header_end=piece.start)  # type: ignore[arg-type]
                 self._piece(piece)
-            elif turn is not None:
-                if kind == "TOOL_SEPARATOR":
+            else:
+                if kind == "TOOL_SEPARATOR" and self.tools is not None:
                     self._flush_tool()
                     self._tool_text = []
-                turn.parts.append(Span("delimiter", piece.start, piece.end, kind))
-            else:
-                self.template.append(Span("template", piece.start, piece.end, kind))
+                if turn is not None:
+                    turn.parts.append(Span("delimiter", piece.start, piece.end, kind))
+                else:
+                    self.template.append(Span("template", piece.start, piece.end, kind))
             return
-        if kind == "TOOL_DEFINITION" and turn is not None:
+        if kind == "TOOL_DEFINITION":
             if self._tool_text is None:
                 self._tool_text = []
             self._tool_text.append(piece.text)
-            turn.parts.append(Span("tool_definition", piece.start, piece.end))
+            span = Span("tool_definition", piece.start, piece.end)
+            (turn.parts if turn is not None else self.template).append(span)
             return
         if kind == "CONTENT" and turn is None:
             if not self.messages and not self.spans and family.leading_text_role is not None:
@@ -233,6 +241,11 @@ class TranscriptReader:
         raw = "".join(self._tool_text)
         self._tool_text = None
         if not raw:
+            return
+        if self.family.framing.tools_wrap_function is None:
+            self._diagnose(
+                "tools_not_readable", 0, "the template writes tool definitions in a form of its own, not as JSON"
+            )
             return
         try:
             tool = json.loads(raw)

@@ -1,0 +1,349 @@
+"""Every real template in tests/templates gets a parser: a framing read from the template, the
+reasoning and call syntax it writes, content and reasoning read back from completions, and
+transcripts that round-trip byte for byte.
+
+A completion here is what the template itself writes for an answer after the generation prompt
+(render the conversation with the answer, cut the prompt off), so the expected message is known
+without asking chatcodec. Templates that cannot pass a check are listed with the reason, found
+by reading the template; the lists are strict (a template that starts passing fails the test).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+from template_corpus import ALL_TEMPLATES, special_tokens
+
+import chatcodec
+from chatcodec.formats.base import Format
+
+CLOCK = datetime(2024, 7, 26)
+
+# Templates whose output does not show where messages lie, and why.
+NO_FRAMING = {
+    "Bofenghuang-vigogne-2-70b-chat": "every turn is spelled by the user's text alone ([INST] wraps it with no header)",
+    "Fireworks-firefunction-v1": "needs a 'functions' message first",
+    "Fireworks-llama-3-firefunction-v2": "needs a 'functions' variable",
+    "llama-3-firefunction-v2": "needs a 'functions' variable",
+    "Google-shieldgemma-27b": "a classifier prompt: needs a 'guideline' variable",
+    "IBM-granite-guardian-3.0-2b": "a classifier prompt: the answer is not a turn",
+    "Meta-Llama-Guard-3-1B": "a classifier prompt: the user's text is not written as given",
+    "Ollama-index-chatqa-32": "no delimiter between a system prompt and the turns (no LALR grammar can tell)",
+    "SberDevices-GigaChat-20B-A3B-instruct": "needs 'additional_special_tokens'",
+    "Transformers-default-blenderbot": "turns are separated by spaces alone",
+    "Transformers-default-generic": "turns are not framed: only the texts are written",
+    "Yandex-YandexGPT-5-Lite-8B-instruct": "drops assistant answers that are not followed by a user message",
+}
+
+# Which call syntax a template writes: checked by reading how the template renders an assistant
+# tool call. Every template not listed gets no call syntax.
+HERMES_TEMPLATES = {
+    # The template renders <tool_call>{"name": ..., "arguments": ...}</tool_call>.
+    "AllenAI-OLMo-3-Think-openinstruct",
+    "DeepCogito-cogito-v1-preview-qwen-14B",
+    "Hermes-2-Pro-Llama-3-8B-tool_use",
+    "Hermes-3-Llama-3.1-8B-tool_use",
+    "HuggingFaceTB-SmolLM3-3B",
+    "HuggingFaceTB-SmolLM3-3B-unsloth",
+    "IBM-granite-4.0",
+    "IBM-granite-4.1",
+    "LGAI-EXAONE-4.0-1.2B",
+    "Microsoft-Phi-4-reasoning",
+    "NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use-jsonschema",
+    "QwQ-32B",
+    "Qwen-QwQ-32B",
+    "Qwen-QwQ-32B-ollama-older-rev1",
+    "Qwen-QwQ-32B-ollama-older-rev2",
+    "Qwen-Qwen2.5-0.5B-Instruct-older",
+    "Qwen2.5-7B-Instruct",
+    "Qwen3-0.6B",
+    "Qwen3-4B-Thinking-2507",
+    "Qwen3-Instruct-2507",
+    "Reka-Edge",
+    "SpeakLeash-Bielik-11B-v3.0-Instruct",
+    "Xiaomi-MiMo-VL",
+    "rnj-1-instruct",
+}
+# ChatML templates that render no tool calls at all: their models write Hermes calls.
+HERMES_BY_CONVENTION = {
+    "01AI-Yi-6B-Chat",
+    "01AI-Yi-Coder-1.5B-Chat",
+    "AIDC-AI-Marco-o1",
+    "AllenAI-OLMo-3-Instruct-openinstruct",
+    "CognitiveComputations-dolphin-2.6-phi-2",
+    "CognitiveComputations-dolphin-2.7-mixtral-8x7b",
+    "Databricks-dbrx-instruct",
+    "InternLM-internlm2-chat-1_8b",
+    "HuggingFaceH4-zephyr-7b-gemma-v0.1",
+    "HuggingFaceTB-SmolLM2-135M-Instruct",
+    "InfLy-OpenCoder-8B-Instruct",
+    "LLaVA-v1.6-34b",
+    "LiquidAI-LFM2-8B-A1B",
+    "LiquidAI-LFM2.5-Instruct",
+    "MadeAgents-Hammer2.1",
+    "Microsoft-phi-4",
+    "NousResearch-Hermes-3-Llama-3.1-70B-default",
+    "NousResearch-Nous-Hermes-2-Mixtral-8x7B-DPO",
+    "Ollama-index-chatml-08",
+    "Ollama-index-chatml-15",
+    "Ollama-index-chatml-16",
+    "PowerInfer-SmallThinker-3B-Preview",
+    "Qwen-Qwen1.5-0.5B-Chat",
+    "Qwen-Qwen2-0.5B-Instruct",
+    "Qwen-Qwen2.5-VL-7B-Instruct",
+    "SAIL-Sailor2-1B-Chat",
+    "StabilityAI-stable-code-instruct-3b",
+    "Teknium-OpenHermes-2.5-Mistral-7B",
+    "llamacpp-lfm2",
+}
+DEEPSEEK_TEMPLATES = {
+    "DeepSeek-V3.1": "deepseek",
+    "DeepSeek-V3.1-llamacpp-edited": "deepseek",
+    **dict.fromkeys(
+        [
+            "DeepSeek-R1",
+            "DeepSeek-R1-0528-Qwen3-8B",
+            "DeepSeek-R1-Distill-Llama-8B",
+            "DeepSeek-R1-Distill-Llama-8B-llamacpp-edited",
+            "DeepSeek-R1-Distill-Llama-8B-llamacpp-first",
+            "DeepSeek-R1-Distill-Qwen-32B",
+            "DeepSeek-R1-Distill-Qwen-32B-llamacpp-edited",
+            "DeepSeek-R1-Distill-Qwen-32B-llamacpp-first",
+            "DeepSeek-V2.5",
+            "DeepSeek-V3",
+            "DeepSeek-V3-0324",
+            "DeepSeek-V3-api-tokenizer",
+            "llamacpp-deepseek-r1",
+            "llamacpp-deepseek-r1-llamacpp-first",
+        ],
+        "deepseek_v3",
+    ),
+}
+
+# Completions of content that do not read back as the answer, and why.
+CONTENT_GAPS = {
+    "Cohere-command-a-03-2025-hfjs": "a test copy whose answers and prompts use different headers",
+    "CohereForAI-c4ai-command-r7b-12-2024-tool_use-llamacpp-first": "the answer header differs from the prompt's",
+    "Deci-DeciLM-7B-instruct": "no end token: the newline after an answer stays in its content",
+    "IBM-granite-3b-code-instruct": "no end token: the newlines after an answer stay in its content",
+    "TII-falcon-11B": "no end token: the newline after an answer stays in its content",
+    "llamacpp-rwkv-world": "no end token: the newlines after an answer stay in its content",
+    "NVIDIA-Nemotron-Nano-9B-v2": "the prompt opens <think> but answers are written without reasoning",
+}
+
+# Round trips that do not give the text back, and why (by conversation where it matters).
+ROUND_TRIP_GAPS = {
+    "Cohere-North-Mini-Code-Cohere2MoE": "answers are wrapped in <|START_TEXT|>, which the prompt does not open",
+    "DeepSeek-R1-Distill-Qwen-32B-llamacpp-first": "llama.cpp's copy writes '\\n' after the BOS token",
+    "DeepSeek-V2.5": "writes eight spaces and a BOS token before a system prompt",
+    "DeepSeek-coder-1.3b-instruct": "a system prompt replaces the default one without a delimiter",
+    "DeepSeek-coder-33B-instruct-TheBloke-AWQ": "the answer header doubles as the user turn's footer",
+    "Google-gemma-4-31B-it": "the generation prompt writes an empty thought channel the turns never have",
+    "Google-gemma-4-31B-it-interleaved": "the generation prompt writes an empty thought channel the turns never have",
+    "Google-gemma-4-31B-it-interleaved-llamacpp-first": "the generation prompt writes an empty thought channel",
+    "Google-gemma-4-fix21326": "the generation prompt writes an empty thought channel the turns never have",
+    "MadeAgents-Hammer2.1": "the default system prompt and a given one share one turn with no delimiter",
+    "Maywell-PiVoT-MoE": "the system prompt is repeated in every user turn",
+    "Meta-CodeLlama-70b-Instruct": "'Source: assistant' headers also end the previous turn",
+    "Meta-Llama-2-7b-chat": "the first user turn has no header when a system prompt precedes it",
+    "Meta-Llama-Guard-3-8B": "a classifier prompt: the conversation is quoted inside one user turn",
+    "NVIDIA-Nemotron-Nano-9B-v2": "the system footer is two newlines, which content may hold",
+    "Ollama-index-llama2-chat-12": "the first user turn has no header when a system prompt precedes it",
+    "Ollama-index-magicoder-26": "the answer header doubles as the user turn's footer",
+    "Ollama-index-starcoder2-instruct-11": "the answer header doubles as the user turn's footer",
+    "PowerInfer-SmallThinker-3B-Preview": "the default system prompt and a given one share one turn with no delimiter",
+    "Qwen-Qwen1.5-0.5B-Chat": "each turn's end token is written by the next turn",
+    "ServiceNow-Apriel-1.6-15b-Thinker-fixed": "a system prompt is merged into a preamble",
+    "ServiceNow-Apriel-1.6-15b-Thinker-fixed-llamacpp-first": "a system prompt is merged into a preamble",
+    "TheBloke-FusionNet_34Bx2_MoE": "the first user turn has no header when a system prompt precedes it",
+    "Transformers-default-llama": "the first user turn has no header when a system prompt precedes it",
+    "llamacpp-deepseek-r1": "llama.cpp's own template writes the end token after user turns",
+    "llamacpp-deepseek-r1-llamacpp-first": "llama.cpp's own template writes the end token after user turns",
+    "DeepSeek-R1-Distill-Qwen-32B-llamacpp-edited": "llama.cpp's edit makes the prompt close <think>",
+    "Meta-Llama-Guard-3-1B": "a classifier prompt",
+    "NVIDIA-Nemotron-Mini-4B-Instruct": "the answer header is written as the user turn's footer",
+    "Hermes-2-Pro-Llama-3-8B-tool_use": "writes tool definitions in a form of its own, which cannot be read back",
+    "Hermes-3-Llama-3.1-8B-tool_use": "writes tool definitions in a form of its own, which cannot be read back",
+    "NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use-jsonschema": "writes tool definitions in a form of its own",
+}
+
+CONVERSATIONS: dict[str, list[dict[str, Any]]] = {
+    "chat": [
+        {"role": "user", "content": "Hi there"},
+        {"role": "assistant", "content": "Hello! How can I help?"},
+        {"role": "user", "content": "Tell me a joke."},
+    ],
+    "system": [
+        {"role": "system", "content": "You are terse."},
+        {"role": "user", "content": "Hi — what's 2+2? 🙂"},
+        {"role": "assistant", "content": "4."},
+        {"role": "user", "content": 'Say "hi" {in braces} \\ ok'},
+    ],
+}
+QUESTION = [{"role": "user", "content": "What is 2+2?"}]
+ANSWER = "It is 4."
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Weather for a city",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+        },
+    }
+]
+
+
+def tools_needed(path: Path) -> list[dict[str, Any]] | None:
+    """Tools for templates written for tool use, which render nothing without them."""
+    try:
+        codec(path).render(QUESTION)
+    except chatcodec.TemplateRenderError:
+        return TOOLS
+    return None
+
+
+@cache
+def codec(path: Path) -> chatcodec.Codec:
+    return chatcodec.load(path, special_tokens=special_tokens(path), clock=lambda: CLOCK)
+
+
+def format_of(path: Path) -> Format:
+    if path.stem in NO_FRAMING:
+        pytest.skip(f"no framing: {NO_FRAMING[path.stem]}")
+    return codec(path).format
+
+
+FRAMED = [path for path in ALL_TEMPLATES if path.stem not in NO_FRAMING]
+
+
+def test_the_corpus_is_here() -> None:
+    # A fresh clone holds every template the tests read (tests/templates/SOURCES.md lists them).
+    sources = (ALL_TEMPLATES[0].parent / "SOURCES.md").read_text(encoding="utf-8")
+    assert len(ALL_TEMPLATES) >= 240
+    assert all(f"`{path.name}`" in sources for path in ALL_TEMPLATES)
+
+
+@pytest.mark.parametrize("path", ALL_TEMPLATES, ids=lambda p: p.stem)
+def test_every_template_that_renders_gets_a_format(path: Path) -> None:
+    if path.stem in NO_FRAMING:
+        with pytest.raises(chatcodec.UnsupportedTemplateError, match="does not write a format chatcodec can parse"):
+            codec(path).format
+        return
+    found = codec(path).format
+    assert found.grammar.starts[0] == "completion"
+    assert "transcript" in found.grammar.starts
+
+
+@pytest.mark.parametrize("path", FRAMED, ids=lambda p: p.stem)
+def test_no_template_is_given_a_call_syntax_it_does_not_write(path: Path) -> None:
+    found = format_of(path)
+    name = found.calls.name if found.calls else None
+    if path.stem in HERMES_TEMPLATES or path.stem in HERMES_BY_CONVENTION:
+        assert name == "hermes"
+    elif path.stem in DEEPSEEK_TEMPLATES:
+        assert name == DEEPSEEK_TEMPLATES[path.stem]
+    else:
+        assert name is None, found.calls
+        assert found.calls_note
+
+
+def _prompt_and_answer(path: Path) -> tuple[str, str]:
+    """The generation prompt, and the completion the template writes for the answer."""
+    c = codec(path)
+    tools = tools_needed(path)
+    try:
+        prompt = c.render(QUESTION, tools=tools, add_generation_prompt=True)
+        full = c.render([*QUESTION, {"role": "assistant", "content": ANSWER}], tools=tools)
+    except chatcodec.TemplateRenderError as exc:
+        pytest.skip(f"the template refuses the question: {exc}")
+    found = c.format
+    if full.startswith(prompt):
+        return prompt, full[len(prompt) :]
+    reasoning = found.reasoning
+    if reasoning is not None and prompt.rstrip().endswith(reasoning.open_tag):
+        # The prompt opened a think block the answer's rendering leaves out: the model closes it.
+        return prompt, reasoning.close_tag + "\n\n" + ANSWER
+    if reasoning is not None and prompt.rstrip().endswith(reasoning.close_tag):
+        return prompt, ANSWER
+    pytest.skip("the template writes the answer's turn unlike its generation prompt")
+
+
+@pytest.mark.parametrize("path", FRAMED, ids=lambda p: p.stem)
+def test_content_completion_reads_back(path: Path) -> None:
+    format_of(path)
+    prompt, completion = _prompt_and_answer(path)
+    result = codec(path).parse_detailed(completion, prompt)
+    if path.stem in DEEPSEEK_TEMPLATES:
+        # DeepSeek's formats keep the model's newlines after </think> in the content.
+        result.message.content = (result.message.content or "").lstrip("\n")
+    if path.stem in CONTENT_GAPS:
+        assert result.message.content != ANSWER, f"fixed? {CONTENT_GAPS[path.stem]}"
+        return
+    assert result.message.content == ANSWER, (completion, result.diagnostics)
+    assert not result.message.reasoning_content
+    assert result.finish_reason == "stop"
+    assert "".join(result.text[s.start : s.end] for s in result.spans) == completion
+
+
+@pytest.mark.parametrize("path", [p for p in FRAMED if p.stem not in DEEPSEEK_TEMPLATES], ids=lambda p: p.stem)
+def test_reasoning_completion_reads_back(path: Path) -> None:
+    found = format_of(path)
+    if found.reasoning is None:
+        pytest.skip("no reasoning syntax")
+    c = codec(path)
+    prompt = c.render(QUESTION, tools=tools_needed(path), add_generation_prompt=True)
+    opening, closing = found.reasoning.open_tag, found.reasoning.close_tag
+    if prompt.rstrip().endswith(closing):
+        pytest.skip("the generation prompt closes the reasoning block")
+    body = f"Let me add.\n{closing}\n\n{ANSWER}"
+    if prompt.endswith(opening):
+        completion = "\n" + body
+    elif prompt.rstrip().endswith(opening):
+        completion = body  # the prompt's prefill ends with the newline after the tag
+    else:
+        completion = opening + "\n" + body
+    for chunk in (len(completion), 3):
+        parser = c.stream(prompt)
+        for start in range(0, len(completion), chunk):
+            parser.feed(completion[start : start + chunk])
+        parser.close()
+        message = parser.message
+        assert (message.reasoning_content, message.content) == ("Let me add.", ANSWER), completion
+
+
+@pytest.mark.parametrize("path", [p for p in FRAMED if p.stem in HERMES_TEMPLATES | HERMES_BY_CONVENTION], ids=lambda p: p.stem)
+def test_hermes_calls_are_read_in_any_framing(path: Path) -> None:
+    c = codec(path)
+    prompt = c.render(QUESTION, tools=tools_needed(path), add_generation_prompt=True)
+    completion = 'Let me check.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+    result = c.parse_detailed(completion, prompt)
+    (call,) = result.message.tool_calls or []
+    assert (call.function.name, json.loads(call.function.arguments)) == ("get_weather", {"city": "Paris"})
+    assert result.finish_reason == "tool_calls"
+
+
+@pytest.mark.parametrize("generation_prompt", (False, True), ids=["no-gen", "gen"])
+@pytest.mark.parametrize("conversation", sorted(CONVERSATIONS))
+@pytest.mark.parametrize("path", FRAMED, ids=lambda p: p.stem)
+def test_transcripts_round_trip_and_tile(path: Path, conversation: str, generation_prompt: bool) -> None:
+    format_of(path)
+    try:
+        report = codec(path).roundtrip(
+            CONVERSATIONS[conversation], tools=tools_needed(path), add_generation_prompt=generation_prompt
+        )
+    except chatcodec.TemplateRenderError as exc:
+        pytest.skip(f"the template refuses this conversation: {exc}")
+    transcript = report.transcript
+    assert transcript.reassemble() == transcript.text
+    parts = transcript.parts()
+    assert all(a.end == b.start for a, b in zip(parts, parts[1:]))
+    assert (parts[0].start, parts[-1].end) == (0, len(transcript.text)) if parts else transcript.text == ""
+    if path.stem in ROUND_TRIP_GAPS:
+        pytest.xfail(ROUND_TRIP_GAPS[path.stem])
+    assert report.text_survived, report.summary()
