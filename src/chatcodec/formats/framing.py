@@ -168,20 +168,20 @@ def grammar_piece(framing: Framing, reserved: frozenset[str] = frozenset()) -> F
     for role in loose:
         footers[role] = ""
     header_options: dict[str, set[str]] = {}
-    for role, header in headers.items():
-        if not header:
+    for role, written in headers.items():
+        if not written:
             continue
-        options = {header}
+        options = {written}
         for gap in set(loose.values()):
-            options.add(gap + header)
-        if role == "assistant" and framing.generation_prompt and header.startswith(framing.generation_prompt):
+            options.add(gap + written)
+        if role == "assistant" and framing.generation_prompt and written.startswith(framing.generation_prompt):
             # The prompt stops inside the header (``assistant:`` before the space the turn has).
-            options |= {option[: len(option) - len(header) + len(framing.generation_prompt)] for option in set(options)}
+            options |= {option[: len(option) - len(written) + len(framing.generation_prompt)] for option in set(options)}
         header_options[role] = options
     footer_options: dict[str, set[str]] = {}
-    for role, footer in footers.items():
-        if footer:
-            footer_options[role] = set(spellings(footer, trailing_optional=True))
+    for role, written in footers.items():
+        if written:
+            footer_options[role] = set(spellings(written, trailing_optional=True))
     if framing.end:
         footer_options["assistant"] = set(framing.end) | footer_options.get("assistant", set())
 
@@ -190,7 +190,10 @@ def grammar_piece(framing: Framing, reserved: frozenset[str] = frozenset()) -> F
     by_spelling: dict[frozenset[str], str] = {}
     definitions: dict[str, set[str]] = {}
     for (role, part), name in _NAMES.items():
-        options = (header_options if part == "header" else footer_options).get(role)
+        found = (header_options if part == "header" else footer_options).get(role)
+        if not found:
+            continue
+        options = found
         if not options:
             continue
         key = frozenset(options)
@@ -270,10 +273,10 @@ def grammar_piece(framing: Framing, reserved: frozenset[str] = frozenset()) -> F
         if role == "system" and framing.system != "turn":
             if framing.system == "leading":
                 leading_text_role = "system"
-                footer = names.get(("system", "footer"))
-                if footer:
-                    top.append(f"(CONTENT? {footer})?")
-                    turn_ends.add(footer)
+                system_footer = names.get(("system", "footer"))
+                if system_footer:
+                    top.append(f"(CONTENT? {system_footer})?")
+                    turn_ends.add(system_footer)
                 else:
                     top.append("CONTENT?")
             continue

@@ -349,8 +349,9 @@ def _prefills(probes: Probes, default_prompt: str, assistant_header: str) -> tup
     for kwargs in candidates:
         key = "u+gp" + "".join(f"|{k}={v}" for k, v in kwargs)
         plain_key = "u" + "".join(f"|{k}={v}" for k, v in kwargs)
-        plain = probes.get(plain_key, [_user()], **dict(kwargs))
-        prompted = probes.get(key, [_user()], generation_prompt=True, **dict(kwargs))
+        switches: dict[str, Any] = dict(kwargs)
+        plain = probes.get(plain_key, [_user()], **switches)
+        prompted = probes.get(key, [_user()], generation_prompt=True, **switches)
         if plain is None or prompted is None or not prompted.startswith(plain):
             continue
         prompt = prompted[len(plain) :].lstrip(WHITESPACE) if assistant_header.strip(WHITESPACE) else prompted[len(plain) :]
@@ -432,16 +433,15 @@ def _with_tools_block(probes: Probes, framing: Framing) -> Framing:
     found = _definitions(block_text, plain, one, two, empty_list_written)
     if found is None:
         return framing
-    begin, end, separator, wraps_function = found
+    begin, end, separator, wraps_function, definition = found
     begin_alone = None
     header = framing.headers.get("system", "")
     alone = probes.get("u+tool", [_user()], tools=[probe_tool(PROBE_TOOL)])
-    definition = _tool_json(probe_tool(PROBE_TOOL), bool(wraps_function), None)
     if placement == "prefix":
         begin, end = framing.prefix[:at] + begin, end + framing.prefix[at:]
-    elif alone is not None and header and begin + definition in alone:
+    elif alone is not None and header and definition in alone:
         start = alone.find(header)
-        definition_at = alone.index(begin + definition) + len(begin)
+        definition_at = alone.index(definition)
         if 0 <= start < definition_at:
             written = alone[start + len(header) : definition_at]
             begin_alone = written if written != begin else None
@@ -453,7 +453,7 @@ def _with_tools_block(probes: Probes, framing: Framing) -> Framing:
 
 def _definitions(
     block_text: str, plain: str, one: str, two: str, empty_list_written: bool
-) -> tuple[str, str, str, bool | None] | None:
+) -> tuple[str, str, str, bool | None, str] | None:
     """Split the text one tool adds into (begin, end, separator, wraps_function): the definition
     is the tool's JSON (the whole tool or its function). A template that writes tools in a form
     of its own (``wraps_function`` None) is read only when it writes the block even for no tools:
@@ -466,14 +466,14 @@ def _definitions(
             if definition in block_text and second in two:
                 begin = block_text[: block_text.index(definition)]
                 end = block_text[block_text.index(definition) + len(definition) :]
-                return begin, end, _between(two, definition, second) or "", wraps_function
+                return begin, end, _between(two, definition, second) or "", wraps_function, definition
     if not empty_list_written or PROBE_TOOL not in block_text or PROBE_TOOL_2 not in two:
         return None
     at = one.index(block_text) + len(block_text) if block_text in one else -1
     grown = len(two) - len(one) - len(block_text)
     if at < 0 or grown < 0:
         return None
-    return "", "", two[at : at + grown], None
+    return "", "", two[at : at + grown], None, block_text
 
 
 def _tool_json(tool: dict[str, Any], wraps_function: bool, indent: int | None) -> str:

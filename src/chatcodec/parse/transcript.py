@@ -188,9 +188,9 @@ class TranscriptReader:
                 self._open_turn(family.leading_text_role, piece, header_start=piece.start, header_end=piece.start)
                 self._piece(piece)
                 return
-            role = self._headless_role(kind)
-            if role is not None:
-                self._open_turn(role, piece, header_start=piece.start, header_end=piece.start)
+            headless = self._headless_role(kind)
+            if headless is not None:
+                self._open_turn(headless, piece, header_start=piece.start, header_end=piece.start)
                 self._piece(piece)
                 return
         if turn is not None and kind != STRAY:
