@@ -17,6 +17,7 @@ from chatcodec.errors import (
 )
 from chatcodec.formats import format_for_template, format_named
 from chatcodec.formats.base import Format
+from chatcodec.formats.describe import describe
 from chatcodec.render.loading import TemplateSource, find_template
 from chatcodec.check.masks import RenderedConversation
 from chatcodec.messages import Message, Tool, parse_messages, parse_tools
@@ -63,6 +64,13 @@ class Codec:
 
     def _probe_render(self, messages: MessagesInput, **kwargs: Any) -> str:
         return self.render(messages, **kwargs)
+
+    def describe(self) -> dict[str, Any]:
+        """What chatcodec found in the template (what ``chatcodec inspect`` prints): the
+        framing's delimiters, the reasoning and call syntax (or why calls are not parsed), and
+        capabilities: system and tool roles, tools rendered, where reasoning is kept, parallel
+        calls, ``{% generation %}``."""
+        return describe(self.name, self.format, self._probe_render, self.source)
 
     # -- parsing -----------------------------------------------------------------------------
 

@@ -23,6 +23,7 @@ from typing import IO, Any, NoReturn
 import chatcodec
 from chatcodec.errors import ChatCodecError
 from chatcodec.events import Diagnostic
+from chatcodec.formats.describe import as_text
 from chatcodec.check.roundtrip import LOSS_KINDS, RoundTripReport
 from chatcodec.parse.spans import Span
 from chatcodec.parse.transcript import MessageSpan, Transcript
@@ -504,6 +505,19 @@ def _check_into(
     summary.add(report)
 
 
+def cmd_inspect(args: argparse.Namespace) -> int:
+    codec = chatcodec.load(args.template, template_name=args.template_name)
+    if args.grammar:
+        sys.stdout.write(codec.format.grammar_text)
+        return 0
+    description = codec.describe()
+    if args.json:
+        print(json.dumps(description, indent=2, ensure_ascii=False))
+    else:
+        sys.stdout.write(as_text(description))
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from chatcodec.demo import run_demo
 
@@ -632,6 +646,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("file", nargs="?", help="conversation JSON (default: stdin)")
     p.set_defaults(func=cmd_roundtrip)
+
+    p = sub.add_parser(
+        "inspect",
+        help="show what chatcodec reads in a template: framing, reasoning, call syntax, capabilities",
+        description="Print the framing's delimiters (read from the template's own output), the reasoning "
+        "tags and the call syntax (or why calls are not parsed), and what the template can do.",
+    )
+    _add_template_options(p)
+    shown = p.add_mutually_exclusive_group()
+    shown.add_argument("--json", action="store_true", help="print it as JSON")
+    shown.add_argument("--grammar", action="store_true", help="print the composed Lark grammar instead")
+    p.set_defaults(func=cmd_inspect)
 
     p = sub.add_parser("demo", help="show the main job on bundled example data")
     p.set_defaults(func=cmd_demo)

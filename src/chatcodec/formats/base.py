@@ -10,9 +10,8 @@ readers never name a delimiter.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
 
 from chatcodec.formats.framing import Framing, FramingPiece
 from chatcodec.formats.syntax import CallSyntax, ReasoningSyntax
@@ -40,7 +39,6 @@ class Format:
     system_turn_always: bool = False
     # Why calls are not parsed, when they are not (for ``inspect``).
     calls_note: str | None = None
-    capabilities: dict[str, Any] = field(default_factory=dict)
 
     # -- the parts the readers ask about ----------------------------------------------------
 

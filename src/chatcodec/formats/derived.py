@@ -58,7 +58,6 @@ def derive_format(name: str, render: Render, template_source: str) -> Format:
         prefill_keywords=framing.prefills,
         system_turn_always=_writes_empty_system_turn(framing),
         calls_note=calls_note,
-        capabilities=capabilities(probes, framing, reasoning, calls),
     )
     try:
         found.grammar  # compiled now, so that a framing no LALR grammar can hold is told at once
@@ -227,29 +226,31 @@ def _is_hermes_call(body: str) -> bool:
     return isinstance(value, dict) and value.get("name") == PROBE_TOOL
 
 
-def capabilities(
-    probes: Probes, framing: Framing, reasoning: ReasoningSyntax | None, calls: CallSyntax | None
-) -> dict[str, Any]:
-    """What the template does, as ``inspect`` reports it."""
+def capabilities(probes: Probes, found: Format) -> dict[str, Any]:
+    """What the template does, as ``inspect`` reports it (read from its output)."""
     two = _assistant("", tool_calls=[probe_call(PROBE_TOOL, "v1"), probe_call(PROBE_TOOL, "v2")])
-    parallel_text = probes.get("ua(call,call)", [_user(), two], tools=[probe_tool(PROBE_TOOL)])
-    history = probes.get(
-        "ua(reasoning)u", [_user(), _assistant(reasoning_content=REASONING), _user("cCu2Cc")]
-    )
+    parallel = probes.get("ua(call,call)", [_user(), two], tools=[probe_tool(PROBE_TOOL)])
+    history = probes.get("ua(reasoning)u", [_user(), _assistant(reasoning_content=REASONING), _user("cCu2Cc")])
     last = probes.get("ua(reasoning)", [_user(), _assistant(reasoning_content=REASONING)])
-    if last is None or REASONING not in last:
+    if found.reasoning is None:
+        kept = "no reasoning"
+    elif last is None or REASONING not in last:
         kept = "never"
     elif history is not None and REASONING in history:
         kept = "every turn"
     else:
         kept = "after the last user message"
     with_tools = probes.get("u+tool", [_user()], tools=[probe_tool(PROBE_TOOL)])
+    if found.source is not None:
+        system = found.source.system
+    else:
+        system = "leading" if found.leading_text_role == "system" else "turn"
+    source = probes.template_source.replace("{%-", "{%").replace("-%}", "%}")
     return {
-        "system_role": framing.system,
-        "tool_role": "tool" in framing.headers,
+        "system_role": system,
+        "tool_role": "tool" in found.turn_roles.values(),
         "tools_rendered": with_tools is not None and PROBE_TOOL in with_tools,
-        "reasoning_kept": kept if reasoning is not None else "no reasoning",
-        "parallel_calls": parallel_text is not None and parallel_text.count("v2") >= 1 and "v1" in parallel_text,
-        "generation_tag": "{% generation %}" in probes.template_source.replace("{%-", "{%").replace("-%}", "%}")
-        or "generation %}" in probes.template_source,
+        "reasoning_kept": kept,
+        "parallel_calls": parallel is not None and "v1" in parallel and "v2" in parallel,
+        "generation_tag": "{% generation %}" in source or "{%generation%}" in source.replace(" ", ""),
     }

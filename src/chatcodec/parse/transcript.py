@@ -8,6 +8,7 @@ pieces belong to which message.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -103,9 +104,14 @@ class TranscriptReader:
         self._open_assistant: _Turn | None = None
         self.template: list[Span] = []
 
-    def read(self) -> Transcript:
+    def read(self, chunks: Iterable[str] | None = None) -> Transcript:
+        """Read the text, whole or fed in ``chunks`` (which must join to it): the engine gives
+        the same pieces either way."""
         engine = Engine(self.grammar, "transcript")
-        for piece in engine.feed(self.text) + engine.close():
+        for chunk in [self.text] if chunks is None else chunks:
+            for piece in engine.feed(chunk):
+                self._piece(piece)
+        for piece in engine.close():
             self._piece(piece)
         add_generation_prompt, kwargs = self._close_turn(final=True)
         return Transcript(
@@ -181,7 +187,7 @@ class TranscriptReader:
                 self._tool_text = []
             self._tool_text.append(piece.text)
             span = Span("tool_definition", piece.start, piece.end)
-            (turn.parts if turn is not None else self.template).append(span)
+            _add_span(turn.parts if turn is not None else self.template, span)
             return
         if kind == "CONTENT" and turn is None:
             if not self.messages and not self.spans and family.leading_text_role is not None:
@@ -195,7 +201,7 @@ class TranscriptReader:
                 return
         if turn is not None and kind != STRAY:
             turn.content.append(piece.text)
-            turn.parts.append(Span("content", piece.start, piece.end))
+            _add_span(turn.parts, Span("content", piece.start, piece.end))
             if piece.stray_delimiter is not None:
                 self._diagnose(
                     "stray_delimiter",
@@ -203,7 +209,10 @@ class TranscriptReader:
                     f"message {len(self.messages)} contains {piece.text!r}, a delimiter of the format",
                 )
             return
-        self.unparsed.append((piece.start, piece.end))
+        if self.unparsed and self.unparsed[-1][1] == piece.start:
+            self.unparsed[-1] = (self.unparsed[-1][0], piece.end)  # one run, however it was fed
+        else:
+            self.unparsed.append((piece.start, piece.end))
         if piece.text.strip():
             self._diagnose("unexpected_text", piece.start, "text outside any message")
 
@@ -338,6 +347,17 @@ class TranscriptReader:
         all_parts = header + (parts if parts is not None else [p for p in turn.parts if p not in header])
         self.spans.append(MessageSpan(index, message.role, turn.start, end, turn.body_start, all_parts))
         self._last_role = message.role
+
+
+def _add_span(spans: list[Span], span: Span) -> None:
+    """Append a text span, joined to the one before when it continues it (a run of text fed in
+    several chunks is one span)."""
+    if spans:
+        last = spans[-1]
+        if last.kind == span.kind and last.end == span.start and last.name is None and span.name is None:
+            spans[-1] = Span(span.kind, last.start, span.end, None, last.index)
+            return
+    spans.append(span)
 
 
 def _split(piece: Piece) -> int:
