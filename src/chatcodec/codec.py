@@ -7,7 +7,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from chatcodec.parse.engine import Engine
 from chatcodec.errors import (
     ChatCodecError,
     InvalidMessageError,
@@ -23,6 +22,7 @@ from chatcodec.check.masks import RenderedConversation
 from chatcodec.messages import Message, Tool, parse_messages, parse_tools
 from chatcodec.render.jinja import check_syntax, clock, render_source, template_needs
 from chatcodec.check.roundtrip import RoundTripReport, compare, text_loss
+from chatcodec.parse.prompt import PromptState, prompt_state
 from chatcodec.parse.stream import ParseResult, StreamParser
 from chatcodec.parse.transcript import Transcript, read_transcript
 
@@ -91,7 +91,7 @@ class Codec:
         ``tools``: definitions or names; a call to any other name is kept as content.
         """
         family = self.family
-        prefill = generation_prefill(family, prompt) if prompt is not None else ""
+        prefill = prompt_state(family, prompt).prefill if prompt is not None else ""
         if reasoning and not prefill:
             opener = sorted(family.reasoning_open)
             if not opener:
@@ -103,6 +103,12 @@ class Codec:
             # leading text as reasoning if a closing tag follows, else as content.
             start = "completion_unprompted"
         return StreamParser(family, prefill=prefill, tools=_tool_names(tools), strict=strict, start=start)
+
+    def prompt_state(self, prompt: str) -> PromptState:
+        """Where ``prompt`` leaves the assistant's turn, which is where a completion's parse
+        starts: in content, inside reasoning (the prompt opened ``<think>``), or inside a tool
+        call (with its name and the arguments written so far), after the prefill it holds."""
+        return prompt_state(self.format, prompt)
 
     def parse_detailed(
         self,
@@ -293,28 +299,6 @@ def _tool_names(tools: Any) -> list[str] | None:
         else:
             names.extend(definition.function.name for definition in parse_tools([tool]) or [])
     return names
-
-
-def generation_prefill(family: Format, prompt: str) -> str:
-    """The part of an assistant turn the prompt already wrote (``<think>\n``, a prefill...).
-
-    The prompt is read with the family's transcript grammar: if its last turn is an assistant
-    turn left open, what follows that turn's header is where the completion continues.
-    """
-    grammar = family.grammar
-    if "transcript" not in grammar.starts:
-        return ""
-    engine = Engine(grammar, "transcript")
-    pieces = engine.feed(prompt) + engine.close()
-    turn_open_at: int | None = None
-    for piece in pieces:
-        if not piece.delimiter:
-            continue
-        if piece.kind in family.assistant_start:
-            turn_open_at = piece.end
-        elif piece.kind in family.end or piece.kind not in grammar.completion_terminals:
-            turn_open_at = None
-    return prompt[turn_open_at:] if turn_open_at is not None else ""
 
 
 class _no_context:

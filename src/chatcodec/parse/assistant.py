@@ -99,6 +99,11 @@ class AssistantAssembler:
                     self._events.append(ToolCallArgumentsDelta(0, "".join(call.arguments_parts)))
 
     @property
+    def open_call(self) -> ToolCallBlock | None:
+        """The tool call being read, if the text so far ends inside one."""
+        return self._call
+
+    @property
     def in_reasoning(self) -> bool:
         return self._in_reasoning
 

@@ -1,0 +1,89 @@
+"""Where a prompt leaves the assistant's turn: the state a completion's parse starts in.
+
+A prompt that ends with the template's generation prompt leaves an assistant turn open, maybe
+with a prefill the template or the caller wrote: ``<think>\\n`` (inside reasoning), an empty
+think block (in content), the start of a tool call a server forces. The state is read from the
+prompt's tail only: from its last assistant header on. User text earlier in the prompt cannot
+move it (a user message that spells a header is followed by the real generation prompt), and
+prompts that share a tail share one cached state.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from chatcodec.formats.base import Format
+from chatcodec.parse.assistant import AssistantAssembler, ReaderState
+from chatcodec.parse.engine import STRAY, Engine
+
+_CACHE: OrderedDict[tuple[int, str], PromptState] = OrderedDict()
+_CACHE_SIZE = 4096
+
+
+@dataclass(frozen=True)
+class PromptState:
+    """The open assistant turn a prompt ends with.
+
+    ``prefill`` is its text after the header (``""`` when the prompt ends with the header, or
+    does not end inside an assistant turn); ``state`` is where that text leaves off:
+    ``content``, ``reasoning``, ``tool_call`` (with ``tool_name`` and the ``tool_arguments``
+    written so far) or ``undecided``.
+    """
+
+    prefill: str
+    state: ReaderState
+    tool_name: str | None = None
+    tool_arguments: str = ""
+
+
+START = PromptState("", "content")
+
+
+def prompt_state(found: Format, prompt: str) -> PromptState:
+    """The state a completion of ``prompt`` starts in (see the module docstring)."""
+    headers = _header_spellings(found)
+    cut = -1
+    for header in headers:
+        at = prompt.rfind(header)
+        if at >= 0 and at + len(header) > cut:
+            cut = at + len(header)
+    if cut < 0:
+        return START
+    key = (id(found), prompt[cut:])
+    state = _CACHE.get(key)
+    if state is None:
+        state = _read_prefill(found, prompt[cut:])
+        _CACHE[key] = state
+        if len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
+    else:
+        _CACHE.move_to_end(key)
+    return state
+
+
+def _header_spellings(found: Format) -> list[str]:
+    grammar = found.grammar
+    return [spelling for terminal in found.assistant_start for spelling in grammar.spellings_of(terminal)]
+
+
+def _read_prefill(found: Format, prefill: str) -> PromptState:
+    """Read the text after the last assistant header as the start of a completion; if it is not
+    one (the turn ended, or another turn followed), the prompt leaves no turn open."""
+    if not prefill:
+        return START
+    engine = Engine(found.grammar, "completion")
+    assembler = AssistantAssembler(found)
+    pieces = engine.feed(prefill) + engine.settle()
+    if any(piece.kind == STRAY or piece.stray_delimiter is not None for piece in pieces):
+        return START
+    assembler.handle(pieces)
+    if assembler.ended:
+        return START
+    call = assembler.open_call
+    return PromptState(
+        prefill,
+        assembler.state,
+        call.name if call is not None else None,
+        "".join(call.arguments_parts) if call is not None else "",
+    )
