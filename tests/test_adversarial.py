@@ -29,7 +29,8 @@ import chatcodec
 from chatcodec import ParseError
 from chatcodec.parse.engine import Engine
 from chatcodec.events import Event, ToolCallArgumentsDelta, ToolCallEnd, ToolCallStart
-from chatcodec.parse.lexer import DelimiterMatcher, Found, JsonStringTracker
+from chatcodec.parse.json_scan import JsonWalk
+from chatcodec.parse.lexer import DelimiterMatcher, Found
 from chatcodec.parse.stream import ParseResult
 
 # time(2n) / time(n) of a linear parser is 2; the checks allow a little for fixed costs.
@@ -474,7 +475,7 @@ class LexerAudit:
     A matcher call that searches ``text[pos:end]`` examines the characters up to where it stopped
     (a delimiter's end, or ``end``); a check at one position (``match_at``) or of the held-back
     tail (``hold_point``) examines at most one delimiter's length. The JSON string tracker is
-    recorded apart: it must see each character of a tool-call body once.
+    recorded apart: the walk of a tool-call body must see each of its characters once.
     """
 
     longest: int
@@ -485,7 +486,7 @@ class LexerAudit:
 
     def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
         search, match_at, hold_point = DelimiterMatcher.search, DelimiterMatcher.match_at, DelimiterMatcher.hold_point
-        advance, engine_feed, engine_close = JsonStringTracker.advance, Engine.feed, Engine.close
+        scan, engine_feed, engine_close = JsonWalk.scan, Engine.feed, Engine.close
         audit = self
 
         def audited_search(matcher: DelimiterMatcher, text: str, pos: int, end: int, final: bool) -> Found | int:
@@ -504,9 +505,9 @@ class LexerAudit:
             audit.examined += min(end - pos, audit.longest)
             return hold_point(matcher, text, pos, end)
 
-        def audited_advance(tracker: JsonStringTracker, text: str, start: int, stop: int) -> None:
-            audit.json_examined += stop - start
-            advance(tracker, text, start, stop)
+        def audited_scan(walk: JsonWalk, text: str, text_start: int, upto: int) -> None:
+            audit.json_examined += max(0, upto - walk.pos)
+            scan(walk, text, text_start, upto)
 
         def audited_feed(engine: Engine, text: str) -> list[Any]:
             pieces = engine_feed(engine, text)
@@ -521,7 +522,7 @@ class LexerAudit:
         monkeypatch.setattr(DelimiterMatcher, "search", audited_search)
         monkeypatch.setattr(DelimiterMatcher, "match_at", audited_match_at)
         monkeypatch.setattr(DelimiterMatcher, "hold_point", audited_hold_point)
-        monkeypatch.setattr(JsonStringTracker, "advance", audited_advance)
+        monkeypatch.setattr(JsonWalk, "scan", audited_scan)
         monkeypatch.setattr(Engine, "feed", audited_feed)
         monkeypatch.setattr(Engine, "close", audited_close)
 
@@ -567,4 +568,4 @@ def test_lexer_never_rescans(case: Case, sizes: tuple[int, ...] | None, monkeypa
     assert parser.result().reassemble() == text
     bound = 2 * len(text) + 3 * longest * (feeds + audit.pieces)
     assert audit.examined <= bound, f"examined {audit.examined} characters of {len(text)} (bound {bound})"
-    assert audit.json_examined <= len(text), "the JSON string tracker read characters twice"
+    assert audit.json_examined <= len(text), "the JSON walk read characters twice"

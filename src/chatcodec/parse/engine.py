@@ -12,9 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from chatcodec.errors import GrammarError
-from chatcodec.parse.grammar import JSON_TERMINALS, FamilyGrammar, StateInfo
+from chatcodec.parse.grammar import JSON_READ, JSON_SHAPES, FamilyGrammar, StateInfo
+from chatcodec.parse.json_scan import JsonWalk
 from chatcodec.parse.lalr import rejected
-from chatcodec.parse.lexer import Found, JsonBody
+from chatcodec.parse.lexer import Found
 
 STRAY = "STRAY"  # free text where the grammar accepts none (e.g. after the end token)
 
@@ -25,7 +26,8 @@ class Piece:
 
     ``kind`` is the terminal name (``STRAY`` for text the grammar has no place for).
     ``stray_delimiter`` names the delimiter this text spells, when it spells one the grammar
-    does not accept here.
+    does not accept here. ``json`` is the walk of the JSON body the piece belongs to: readers
+    take the members it found from it, so the body is scanned once.
     """
 
     kind: str
@@ -34,6 +36,7 @@ class Piece:
     delimiter: bool = False
     run_start: bool = False
     stray_delimiter: str | None = None
+    json: JsonWalk | None = None
 
     @property
     def end(self) -> int:
@@ -53,7 +56,7 @@ class Engine:
         self._pos = 0  # index in _buffer of the first unconsumed character
         self._offset = 0  # absolute input position of _buffer[0]
         self._run: str | None = None
-        self._json: JsonBody | None = None  # the current run, when it is a JSON body
+        self._json: JsonWalk | None = None  # the current run, when it is a JSON body
         self._run_fresh = False
         self._state_info: StateInfo | None = None
         self.closed = False
@@ -82,12 +85,11 @@ class Engine:
             # in this delta, so all of it continues the current run.
             start = self._offset + self._pos
             if self._json is not None:
-                # Nothing was held back, so the tracker has seen everything before ``start``.
-                self._json.tracker.advance(text, 0, len(text))
+                self._json.scan(text, start, start + len(text))
             self._offset = start + len(text)
             self._buffer = ""
             self._pos = 0
-            piece = Piece(run, text, start, run_start=self._run_fresh)
+            piece = Piece(run, text, start, run_start=self._run_fresh, json=self._json)
             self._run_fresh = False
             return [piece]
         # Only the held-back tail (shorter than the longest delimiter) is kept from before.
@@ -147,8 +149,6 @@ class Engine:
                 piece = self._text(out, buffer[found.start : found.end], found.start)
                 piece.stray_delimiter = found.terminal
                 pos = found.end
-                if self._json is not None:
-                    self._json.advance(buffer, self._offset, pos)
                 continue
             if found.start > pos:
                 self._text(out, buffer[pos : found.start], pos)
@@ -161,15 +161,15 @@ class Engine:
         body = self._json
         if body is None:
             return info.matcher.search(buffer, pos, end, final)
+        safe = self.grammar.json_safe_delimiters
         while True:
-            if body.value_end >= 0 and self.grammar.json_safe_delimiters:
+            if body.value_end >= 0 and safe:
                 # No delimiter can begin inside a complete JSON value but within a string.
                 pos = max(pos, min(end, body.value_end - self._offset))
             found = info.matcher.search(buffer, pos, end, final)
             if isinstance(found, int):
-                body.advance(buffer, self._offset, found)
                 return found
-            if not body.inside_string(buffer, self._offset, found.start):
+            if not body.inside(buffer, self._offset, self._offset + found.start, safe):
                 return found
             # A delimiter spelled inside a JSON string literal is text.
             pos = found.start + 1
@@ -181,11 +181,18 @@ class Engine:
             return
         self._feed_token(terminal, "")
         self._run = terminal
-        if terminal in JSON_TERMINALS:
-            self._json = JsonBody(self._offset + index)
+        shape = JSON_SHAPES.get(terminal)
+        if shape is not None:
+            self._json = JsonWalk(self._offset + index, shape, record=terminal in JSON_READ)
 
     def _text(self, out: list[Piece], text: str, index: int) -> Piece:
-        piece = Piece(self._run or STRAY, text, self._offset + index, run_start=self._run_fresh)
+        start = self._offset + index
+        body = self._json
+        if body is not None:
+            # The body is scanned through every character handed out, so a reader of this
+            # piece finds all its members in the walk.
+            body.scan(text, start, start + len(text))
+        piece = Piece(self._run or STRAY, text, start, run_start=self._run_fresh, json=body)
         self._run_fresh = False
         out.append(piece)
         return piece

@@ -5,11 +5,20 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from chatcodec.parse.json_scan import Shape
 from chatcodec.parse.lalr import LalrTable, LarkGrammarError, PatternRE, PatternStr
 from chatcodec.parse.lexer import DelimiterMatcher, GrammarError, spellings_of_pattern
 
-# Free-text terminals whose text is JSON: delimiters inside its strings are not delimiters.
-JSON_TERMINALS = frozenset({"TOOL_CALL", "TOOL_ARGUMENTS", "TOOL_DEFINITION"})
+# Free-text terminals whose text is JSON (delimiters inside its strings are not delimiters), and
+# the shape of their value: a call's object, a list of call objects, any value.
+JSON_SHAPES: dict[str, Shape] = {
+    "TOOL_CALL": "object",
+    "TOOL_CALLS": "array",
+    "TOOL_ARGUMENTS": "value",
+    "TOOL_DEFINITION": "value",
+}
+# Readers take the members of these; the others are only scanned for their strings.
+JSON_READ = frozenset({"TOOL_CALL", "TOOL_CALLS", "TOOL_ARGUMENTS"})
 START_SYMBOLS = ("completion", "completion_unprompted", "transcript")
 
 

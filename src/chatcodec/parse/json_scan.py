@@ -1,24 +1,35 @@
-"""Incremental JSON scanning for tool-call bodies.
+"""One incremental JSON scan per JSON body, shared by the lexer and the call readers.
 
-Tool-call arguments must stream as raw fragments of exactly the text the model wrote, so the
-scanner never re-serializes: it finds where values start and end and hands back slices of the
-input. It keeps no text of its own beyond the current member's key, examines each character at
-most a bounded number of times, and uses no recursion (100,000 nested brackets are just a
-counter). When a whole value is already present (one-shot parsing), the C JSON decoder finds its
-end in one call.
+A tool call's body (``{"name": ..., "arguments": ...}``, a list of such objects, or an arguments
+value after a separator) is scanned once, by a ``JsonWalk`` the engine owns:
+
+* the lexer asks it whether a position lies inside the JSON, so that a delimiter spelled inside a
+  string (``"<tool_call>"`` quoted in an argument) stays text;
+* the call readers take the members it found: each key, raw slices of each value as they
+  arrive, and the value's end (with its decoded value when the C decoder read it whole).
+
+Arguments must stream as raw fragments of exactly the text the model wrote, so nothing is ever
+re-serialized: values are slices of the input. Each character is examined a bounded number of
+times, and nothing recurses (100,000 nested brackets are a counter). When a whole value is
+already present (one-shot parsing, a large delta), the C decoder reads it in one call and its
+decoded value is kept, so no reader decodes it again.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Literal
 
 _decoder = json.JSONDecoder()
 _WS = re.compile(r"[ \t\n\r]*")
 _STRUCTURE = re.compile(r'["{}\[\]]')
 _STRING_SPECIAL = re.compile(r'["\\]')
 _SCALAR_END = re.compile(r"[,}\]\s]")
+_ESCAPED_CHAR = re.compile(r"\\.", re.DOTALL)
+
+Shape = Literal["object", "array", "value"]
 
 
 class ValueScanner:
@@ -36,8 +47,8 @@ class ValueScanner:
         self.parsed: object = None
         self.has_parsed = False
 
-    def feed(self, text: str, pos: int) -> int | None:
-        """Scan ``text`` from ``pos``; return the index just past the value, or None (need more)."""
+    def feed(self, text: str, pos: int, stop: int) -> int | None:
+        """Scan ``text[pos:stop]``; return the index just past the value, or None (need more)."""
         if not self.mode:
             first = text[pos]
             if first in "{[":
@@ -47,6 +58,7 @@ class ValueScanner:
             else:
                 self.mode = "scalar"
             # One-shot fast path: the C decoder, when the whole value is already here.
+            # It may read past ``stop``: the whole value is decoded once, wherever it ends.
             decoded = _try_decode(text, pos, self_delimiting=self.mode != "scalar")
             if decoded is not None:
                 self.done = True
@@ -60,22 +72,21 @@ class ValueScanner:
                 self.depth = 1
                 pos += 1
         if self.mode == "scalar":
-            match = _SCALAR_END.search(text, pos)
+            match = _SCALAR_END.search(text, pos, stop)
             if match is None:
                 return None
             self.done = True
             return match.start()
-        return self._scan_nested(text, pos)
+        return self._scan_nested(text, pos, stop)
 
-    def _scan_nested(self, text: str, pos: int) -> int | None:
-        stop = len(text)
+    def _scan_nested(self, text: str, pos: int, stop: int) -> int | None:
         while pos < stop:
             if self.escaped:
                 self.escaped = False
                 pos += 1
                 continue
             if self.in_string:
-                special = _STRING_SPECIAL.search(text, pos)
+                special = _STRING_SPECIAL.search(text, pos, stop)
                 if special is None:
                     return None
                 pos = special.end()
@@ -87,7 +98,7 @@ class ValueScanner:
                     self.done = True
                     return pos
                 continue
-            structure = _STRUCTURE.search(text, pos)
+            structure = _STRUCTURE.search(text, pos, stop)
             if structure is None:
                 return None
             pos = structure.end()
@@ -115,125 +126,351 @@ def _try_decode(text: str, pos: int, *, self_delimiting: bool) -> tuple[object, 
     return value, end
 
 
-@dataclass
+@dataclass(slots=True)
 class MemberEvent:
-    """Something the object scanner found: a value starting, a slice of it, or its end."""
+    """What the walk found: a new element of a list, a member's key, a slice of its value's raw
+    text, its end (``value`` holds the finished scanner, with the decoded value when the C
+    decoder read it), or the end of the body's value (``end``)."""
 
-    kind: str  # "key", "value_text", "value_end"
-    key: str
+    kind: str  # "element", "key", "value_text", "value_end", "end"
+    key: str = ""
     text: str = ""
-    value: ValueScanner | None = None  # on "value_end": the finished scanner
+    value: ValueScanner | None = None
+    element: int = 0
 
 
-@dataclass
-class ObjectScanner:
-    """Walks the top level of one JSON object fed in pieces: ``{"name": ..., "arguments": ...}``.
+class QuoteTracker:
+    """Whether a position of JSON-ish text is inside a string literal, whatever the structure:
+    what the walk falls back to once the body stops being JSON, so that delimiters quoted in
+    strings stay text. A backslash outside a string escapes the next character, as the quote
+    counting of one-shot parsing assumes; once the first top-level value is complete, a stray
+    quote hides nothing."""
 
-    For each member it reports the key, then slices of the value's raw text as they arrive, then
-    the value's end. Anything that is not a JSON object sets ``error`` and stops the walk.
+    __slots__ = ("depth", "escaped", "finished", "in_string")
+
+    _in_string = re.compile(r'["\\]')
+    _outside = re.compile(r'["{}\[\]\\]')
+
+    def __init__(self, depth: int = 0) -> None:
+        self.in_string = False
+        self.escaped = False
+        self.depth = depth
+        self.finished = False
+
+    def advance(self, text: str, start: int, stop: int) -> None:
+        pos = start
+        while pos < stop and not self.finished:
+            if self.escaped:
+                self.escaped = False
+                pos += 1
+                continue
+            if self.in_string:
+                special = self._in_string.search(text, pos, stop)
+                if special is None:
+                    break
+                pos = special.end()
+                if special.group() == "\\":
+                    self.escaped = True
+                else:
+                    self.in_string = False
+                    self.finished = self.depth == 0
+                continue
+            found = self._outside.search(text, pos, stop)
+            if found is None:
+                break
+            pos = found.end()
+            char = found.group()
+            if char == '"':
+                self.in_string = True
+            elif char == "\\":
+                self.escaped = True
+            elif char in "{[":
+                self.depth += 1
+            elif self.depth > 0:
+                self.depth -= 1
+                self.finished = self.depth == 0
+
+
+class JsonWalk:
+    """The one scan of one JSON body (see the module docstring).
+
+    Positions are absolute. ``scan(text, text_start, upto)`` examines the body's characters from
+    where the walk stands to ``upto``, reading them from ``text`` (whose first character is at
+    ``text_start``); each character is examined once, whoever asks first.
     """
 
-    state: str = "before_object"
-    error: str | None = None
-    key_parts: list[str] = field(default_factory=list)
-    key: str = ""
-    key_escaped: bool = False
-    value: ValueScanner | None = None
-    consumed: int = 0  # characters fed so far (for error positions)
+    __slots__ = (
+        "base",
+        "pos",
+        "shape",
+        "state",
+        "error",
+        "events",
+        "record",
+        "key",
+        "_key_parts",
+        "_key_escaped",
+        "_value",
+        "_element",
+        "_tracker",
+        "_jump_start",
+        "_jump_end",
+        "_value_end",
+        "examined",
+    )
 
-    def feed(self, text: str) -> list[MemberEvent]:
-        events: list[MemberEvent] = []
-        pos = 0
-        stop = len(text)
-        while pos < stop and self.error is None:
-            state = self.state
-            if state == "value":
-                assert self.value is not None
-                end = self.value.feed(text, pos)
-                if end is None:
-                    events.append(MemberEvent("value_text", self.key, text[pos:]))
-                    pos = stop
-                    break
-                if end > pos:
-                    events.append(MemberEvent("value_text", self.key, text[pos:end]))
-                events.append(MemberEvent("value_end", self.key, value=self.value))
-                self.value = None
-                self.state = "after_value"
-                pos = end
-                continue
-            if state == "key":
-                if self.key_escaped:
-                    self.key_parts.append(text[pos])
-                    self.key_escaped = False
-                    pos += 1
-                    continue
-                special = _STRING_SPECIAL.search(text, pos)
-                if special is None:
-                    self.key_parts.append(text[pos:])
-                    pos = stop
-                    break
-                if special.group() == "\\":
-                    self.key_parts.append(text[pos : special.end()])
-                    self.key_escaped = True
-                    pos = special.end()
-                    continue
-                self.key_parts.append(text[pos : special.start()])
-                pos = special.end()
-                raw = "".join(self.key_parts)
-                self.key_parts = []
-                try:
-                    self.key = json.loads('"' + raw + '"')
-                except json.JSONDecodeError:
-                    self._fail(pos, "invalid key string")
-                    break
-                events.append(MemberEvent("key", self.key))
-                self.state = "colon"
-                continue
-            pos = _WS.match(text, pos).end()  # type: ignore[union-attr]
-            if pos >= stop:
-                break
-            char = text[pos]
-            if state == "before_object":
-                if char != "{":
-                    self._fail(pos, "a tool call must be a JSON object")
-                    break
-                self.state = "before_key"
-            elif state == "before_key":
-                if char == '"':
-                    self.state = "key"
-                elif char == "}":
-                    self.state = "done"
-                else:
-                    self._fail(pos, "expected a member name")
-                    break
-            elif state == "colon":
-                if char != ":":
-                    self._fail(pos, "expected ':' after a member name")
-                    break
-                self.state = "before_value"
-            elif state == "before_value":
-                self.value = ValueScanner()
-                self.state = "value"
-                continue  # the value's first character is scanned by the value scanner
-            elif state == "after_value":
-                if char == ",":
-                    self.state = "before_key"
-                elif char == "}":
-                    self.state = "done"
-                else:
-                    self._fail(pos, "expected ',' or '}' after a value")
-                    break
-            elif state == "done":
-                self._fail(pos, "text after the JSON object")
-                break
-            pos += 1
-        self.consumed += stop
-        return events
-
-    def _fail(self, pos: int, message: str) -> None:
-        self.error = f"{message} (character {self.consumed + pos} of the call)"
+    def __init__(self, base: int, shape: Shape, *, record: bool = True) -> None:
+        self.base = base
+        self.pos = base  # absolute position of the first character not examined yet
+        self.shape = shape
+        self.state = "start"
+        self.error: str | None = None
+        self.events: list[MemberEvent] = []
+        self.record = record
+        self.key = ""
+        self._key_parts: list[str] = []
+        self._key_escaped = False
+        self._value: ValueScanner | None = None
+        self._element = -1
+        self._tracker: QuoteTracker | None = None  # after an error
+        # The last value the C decoder read whole: positions inside it are inside the JSON.
+        self._jump_start = -1
+        self._jump_end = -1
+        self._value_end = -1
+        self.examined = 0  # characters examined (for tests that count work)
 
     @property
     def complete(self) -> bool:
-        return self.state == "done" and self.error is None
+        """The body's whole value was read."""
+        return self.state == "done"
 
+    @property
+    def value_end(self) -> int:
+        """Where the body's value ends, once read (-1 before)."""
+        return self._value_end
+
+    def take(self) -> list[MemberEvent]:
+        events = self.events
+        self.events = []
+        return events
+
+    def inside(self, text: str, text_start: int, at: int, json_safe: bool) -> bool:
+        """Is the character at absolute ``at`` inside the body's JSON (in a string literal, or
+        in a value the C decoder read whole, where a delimiter can only be in a string)?"""
+        if self._jump_start <= at < self._jump_end:
+            if json_safe:
+                return True
+            return _odd_quotes(text, self._jump_start - text_start, at - text_start)
+        if at > self.pos:
+            self.scan(text, text_start, at)
+            if self._jump_start <= at < self._jump_end:  # a value read whole covers it
+                return json_safe or _odd_quotes(text, self._jump_start - text_start, at - text_start)
+        if 0 <= self._value_end <= at:
+            return False
+        return self._in_string_now()
+
+    def _in_string_now(self) -> bool:
+        if self._tracker is not None:
+            return self._tracker.in_string or self._tracker.escaped
+        if self.state == "key":
+            return True
+        value = self._value
+        return value is not None and self.state == "value" and (value.in_string or value.escaped)
+
+    # -- scanning -------------------------------------------------------------------------------
+
+    def scan(self, text: str, text_start: int, upto: int) -> None:
+        """Examine the body up to absolute ``upto`` (characters of ``text``). A value the C
+        decoder reads whole may take the walk past ``upto``."""
+        pos = self.pos - text_start
+        stop = upto - text_start
+        if pos >= stop:
+            return
+        self.examined += stop - pos
+        if self._tracker is not None:
+            self._tracker.advance(text, pos, stop)
+            self.pos = upto
+            return
+        while pos < stop:
+            state = self.state
+            if state == "value":
+                pos = self._scan_value(text, pos, stop, text_start)
+                continue
+            if state == "key":
+                pos = self._scan_key(text, pos, stop)
+                continue
+            if state == "done":
+                # Text after the value is not JSON (nothing is hidden in it); only whitespace
+                # may follow a call's value.
+                rest = _WS.match(text, pos, stop).end()  # type: ignore[union-attr]
+                if rest < stop and self.error is None:
+                    self.error = f"text after the JSON value (character {text_start + rest - self.base} of the call)"
+                pos = stop
+                break
+            pos = _WS.match(text, pos, stop).end()  # type: ignore[union-attr]
+            if pos >= stop:
+                break
+            char = text[pos]
+            ok = True
+            if state == "start":
+                if self.shape == "value":
+                    self._start_value()
+                    continue
+                expected = "{" if self.shape == "object" else "["
+                ok = char == expected
+                self.state = "member?" if self.shape == "object" else "element?"
+            elif state == "element?":
+                if char == "]":
+                    self._end(pos + 1, text_start)
+                elif char == "{":
+                    self._open_element()
+                else:
+                    ok = False
+            elif state == "member?":
+                if char == '"':
+                    self.state = "key"
+                elif char == "}":
+                    self._close_object(pos + 1, text_start)
+                else:
+                    ok = False
+            elif state == "next_member":
+                ok = char == '"'
+                self.state = "key"
+            elif state == "colon":
+                ok = char == ":"
+                self._start_value()
+            elif state == "after_member":
+                if char == ",":
+                    self.state = "next_member"
+                elif char == "}":
+                    self._close_object(pos + 1, text_start)
+                else:
+                    ok = False
+            elif state == "after_element":
+                if char == ",":
+                    self.state = "next_element"
+                elif char == "]":
+                    self._end(pos + 1, text_start)
+                else:
+                    ok = False
+            elif state == "next_element":
+                ok = char == "{"
+                self._open_element()
+            if not ok:
+                self._fail(pos, text_start, state)
+                self._tracker = QuoteTracker(self._depth_at_failure(state))
+                self._tracker.advance(text, pos, stop)
+                pos = stop
+                break
+            pos += 1
+        self.pos = text_start + pos
+
+    def _scan_key(self, text: str, pos: int, stop: int) -> int:
+        if self._key_escaped:
+            self._key_parts.append(text[pos])
+            self._key_escaped = False
+            return pos + 1
+        special = _STRING_SPECIAL.search(text, pos, stop)
+        if special is None:
+            self._key_parts.append(text[pos:stop])
+            return stop
+        if special.group() == "\\":
+            self._key_parts.append(text[pos : special.end()])
+            self._key_escaped = True
+            return special.end()
+        self._key_parts.append(text[pos : special.start()])
+        raw = "".join(self._key_parts)
+        self._key_parts = []
+        try:
+            self.key = json.loads('"' + raw + '"')
+        except json.JSONDecodeError:
+            self.key = raw
+        self._emit(MemberEvent("key", self.key, element=self._element))
+        self.state = "colon"
+        return special.end()
+
+    def _start_value(self) -> None:
+        self._value = ValueScanner()
+        self.state = "value"
+
+    def _scan_value(self, text: str, pos: int, stop: int, text_start: int) -> int:
+        value = self._value
+        assert value is not None
+        if not value.mode:
+            pos = _WS.match(text, pos, stop).end()  # type: ignore[union-attr]
+            if pos >= stop:
+                return stop
+            begin = pos
+        else:
+            begin = -1
+        end = value.feed(text, pos, stop)
+        if end is None:
+            if self.record and pos < stop:
+                self._emit(MemberEvent("value_text", self.key, text[pos:stop], element=self._element))
+            return stop
+        if begin >= 0 and value.has_parsed:
+            self._jump_start, self._jump_end = text_start + begin, text_start + end
+        if self.record and end > pos:
+            self._emit(MemberEvent("value_text", self.key, text[pos:end], element=self._element))
+        self._emit(MemberEvent("value_end", self.key, value=value, element=self._element))
+        self._value = None
+        if self.shape == "value":
+            self._end(end, text_start)
+        else:
+            self.state = "after_member"
+        return end
+
+    def _open_element(self) -> None:
+        self._element += 1
+        self._emit(MemberEvent("element", element=self._element))
+        self.state = "member?"
+
+    def _close_object(self, end: int, text_start: int) -> None:
+        if self.shape == "array":
+            self.state = "after_element"
+        else:
+            self._end(end, text_start)
+
+    def _end(self, end: int, text_start: int) -> None:
+        self.state = "done"
+        self._value_end = text_start + end
+        self._emit(MemberEvent("end", element=self._element))
+
+    def _emit(self, event: MemberEvent) -> None:
+        if self.record or event.kind == "end":
+            self.events.append(event)
+
+    _EXPECTED = {
+        "start": "a JSON value",
+        "element?": "an object",
+        "next_element": "an object",
+        "member?": "a member name",
+        "next_member": "a member name",
+        "colon": "':' after a member name",
+        "after_member": "',' or '}' after a value",
+        "after_element": "',' or ']' after an element",
+    }
+
+    def _fail(self, pos: int, text_start: int, state: str) -> None:
+        expected = self._EXPECTED.get(state, "JSON")
+        if state == "start":
+            expected = "'{'" if self.shape == "object" else "'['"
+            message = "a tool call must be a JSON object" if self.shape == "object" else f"expected {expected}"
+        else:
+            message = f"expected {expected}"
+        self.error = f"{message} (character {text_start + pos - self.base} of the call)"
+
+    def _depth_at_failure(self, state: str) -> int:
+        """How deep the quote tracker starts: inside the list and the object the walk was in."""
+        if state == "start":
+            return 0
+        depth = 1 if state in ("element?", "after_element", "next_element") else 2 if self.shape == "array" else 1
+        return depth
+
+
+def _odd_quotes(text: str, start: int, index: int) -> bool:
+    """An odd number of unescaped quotes between ``start`` and ``index``: inside a string."""
+    segment = text[max(start, 0) : index]
+    if "\\" in segment:
+        segment = _ESCAPED_CHAR.sub("", segment)
+    return bool(segment.count('"') & 1)

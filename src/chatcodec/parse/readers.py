@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 
 from chatcodec.parse.engine import Piece
-from chatcodec.parse.json_scan import ObjectScanner, ValueScanner
 from chatcodec.parse.toolcalls import ToolCallBlock, ToolCalls
 
 ARGUMENT_KEYS = ("arguments", "parameters")  # some models write Llama's "parameters"
@@ -34,18 +33,16 @@ class CallReader:
 
 
 class JsonObjectReader(CallReader):
-    """``{"name": "f", "arguments": {...}}``: one JSON object per call (Hermes)."""
-
-    def open(self, call: ToolCallBlock) -> None:
-        call.scanner = ObjectScanner()
+    """``{"name": "f", "arguments": {...}}``: one JSON object per call (Hermes). The members come
+    from the engine's walk of the body."""
 
     def text(self, call: ToolCallBlock, piece: Piece) -> None:
-        scanner = call.scanner
-        assert scanner is not None
-        if scanner.error is not None:
+        walk = piece.json
+        if walk is None:
             return
+        call.walk = walk
         calls = self.calls
-        for event in scanner.feed(piece.text):
+        for event in walk.take():
             if event.kind == "key":
                 if event.key in ARGUMENT_KEYS and call.arguments_key is None:
                     call.arguments_key = event.key
@@ -78,8 +75,8 @@ class JsonObjectReader(CallReader):
                     elif event.value is not None and event.value.has_parsed:
                         call.parsed = event.value.parsed
                         call.has_parsed = True
-        if scanner.error is not None and call.error is None:
-            call.error = scanner.error
+        if walk.error is not None and call.error is None:
+            call.error = walk.error
 
     def _string_arguments(self, call: ToolCallBlock) -> None:
         # "arguments": "{\"city\": \"Paris\"}" -- the JSON text is the string's value.
@@ -98,35 +95,29 @@ class NameThenArgumentsReader(CallReader):
         if piece.kind == "TOOL_NAME":
             call.name_parts.append(piece.text)
         elif piece.kind == "TOOL_ARGUMENTS":
-            self._arguments(call, piece.text)
+            self._arguments(call, piece)
 
     def delimiter(self, call: ToolCallBlock, piece: Piece) -> None:
         if call.name is None:
             self.calls.name_complete(call, "".join(call.name_parts).strip(), piece.start)
 
-    def _arguments(self, call: ToolCallBlock, text: str) -> None:
-        pos = 0
-        if call.value is None:
-            stripped = text.lstrip()
-            if not stripped:
-                if call.arguments_parts or call.pending:
-                    call.after_value.append(text)
-                return
-            pos = len(text) - len(stripped)
-            call.value = ValueScanner()
-        if call.value.done:
-            call.after_value.append(text[pos:])
+    def _arguments(self, call: ToolCallBlock, piece: Piece) -> None:
+        walk = piece.json
+        if walk is None:
             return
-        end = call.value.feed(text, pos)
-        if end is None:
-            self.calls.arguments_text(call, text[pos:])
-            return
-        self.calls.arguments_text(call, text[pos:end])
-        call.arguments_done = True
-        call.after_value.append(text[end:])
-        if call.value.has_parsed:
-            call.parsed = call.value.parsed
-            call.has_parsed = True
+        call.walk = walk
+        for event in walk.take():
+            if event.kind == "value_text":
+                self.calls.arguments_text(call, event.text)
+            elif event.kind == "value_end":
+                call.arguments_done = True
+                if event.value is not None and event.value.has_parsed:
+                    call.parsed = event.value.parsed
+                    call.has_parsed = True
+        end = walk.value_end
+        if 0 <= end < piece.end:
+            # Text after the arguments' value (its own whitespace aside) is not part of them.
+            call.after_value.append(piece.text[max(0, end - piece.start) :])
 
 
 READERS: dict[str, type[CallReader]] = {

@@ -15,7 +15,7 @@ from typing import Any
 
 from chatcodec.events import ContentDelta, Event, ToolCallArgumentsDelta, ToolCallEnd, ToolCallStart
 from chatcodec.messages import new_tool_call_id
-from chatcodec.parse.json_scan import ObjectScanner, ValueScanner
+from chatcodec.parse.json_scan import JsonWalk
 
 
 @dataclass
@@ -25,7 +25,7 @@ class ToolCallBlock:
     start: int
     raw: list[str] = field(default_factory=list)  # every character of the block, delimiters too
     spans: list[tuple[str, int, int, str | None]] = field(default_factory=list)
-    scanner: ObjectScanner | None = None
+    walk: JsonWalk | None = None  # the engine's scan of the call's JSON body
     name_parts: list[str] = field(default_factory=list)
     name: str | None = None
     arguments_key: str | None = None
@@ -33,7 +33,6 @@ class ToolCallBlock:
     arguments_as_string: list[str] | None = None
     arguments_done: bool = False
     pending: list[str] = field(default_factory=list)  # argument text read before the name
-    value: ValueScanner | None = None  # the arguments value, when it stands alone
     after_value: list[str] = field(default_factory=list)
     index: int | None = None
     id: str | None = None
@@ -97,8 +96,8 @@ class ToolCalls:
         if call.index is None:
             self._as_content(call)
             return
-        if call.scanner is not None and not call.scanner.complete and call.error is None and closed:
-            call.error = "the tool call's JSON object is incomplete"
+        if call.walk is not None and not call.walk.complete and call.error is None and closed:
+            call.error = "the tool call's JSON is incomplete"
         if call.after_value and "".join(call.after_value).strip():
             call.error = call.error or "text after the arguments"
         if not call.arguments_parts:
@@ -119,8 +118,7 @@ class ToolCalls:
         # Keep what the message needs; the reading state of a finished call is garbage.
         call.arguments_parts = [arguments]
         call.raw, call.spans, call.name_parts, call.pending, call.after_value = [], [], [], [], []
-        call.scanner = None
-        call.value = None
+        call.walk = None
         call.parsed = None
 
     def _as_content(self, call: ToolCallBlock) -> None:
