@@ -13,6 +13,7 @@ so that rendering can hand it back unchanged to templates that serialize it them
 from __future__ import annotations
 
 import json
+import random
 import secrets
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
@@ -35,9 +36,14 @@ Role = Literal["system", "developer", "user", "assistant", "tool", "ipython"]
 REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
 
 
+# Tool call ids need to be unique, not secret: a generator seeded once from the system's
+# randomness gives 96 random bits per id without a system call each time.
+_ids = random.Random(secrets.randbits(128))
+
+
 def new_tool_call_id() -> str:
-    """A fresh OpenAI-style tool call id (``call_`` + 24 random characters)."""
-    return "call_" + secrets.token_hex(12)
+    """A fresh OpenAI-style tool call id (``call_`` + 24 random hexadecimal characters)."""
+    return f"call_{_ids.getrandbits(96):024x}"
 
 
 class FunctionCall(BaseModel):

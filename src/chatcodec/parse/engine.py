@@ -163,9 +163,11 @@ class Engine:
             return info.matcher.search(buffer, pos, end, final)
         safe = self.grammar.json_safe_delimiters
         while True:
-            if body.value_end >= 0 and safe:
-                # No delimiter can begin inside a complete JSON value but within a string.
-                pos = max(pos, min(end, body.value_end - self._offset))
+            if safe and body.error is None:
+                # What the walk has read is JSON (a value the C decoder read whole, or the body
+                # up to its end), and no delimiter can begin inside JSON but within a string:
+                # the search starts after it.
+                pos = max(pos, min(end, body.json_end - self._offset))
             found = info.matcher.search(buffer, pos, end, final)
             if isinstance(found, int):
                 return found

@@ -245,6 +245,11 @@ class JsonWalk:
         return self.state == "done"
 
     @property
+    def json_end(self) -> int:
+        """Where the text the walk has read as JSON ends (the body's start before it read any)."""
+        return self.pos if self._value_end < 0 else min(self.pos, self._value_end)
+
+    @property
     def value_end(self) -> int:
         """Where the body's value ends, once read (-1 before)."""
         return self._value_end
@@ -381,10 +386,7 @@ class JsonWalk:
         self._key_parts.append(text[pos : special.start()])
         raw = "".join(self._key_parts)
         self._key_parts = []
-        try:
-            self.key = json.loads('"' + raw + '"')
-        except json.JSONDecodeError:
-            self.key = raw
+        self.key = raw if "\\" not in raw else _unescape(raw)
         self._emit(MemberEvent("key", self.key, element=self._element))
         self.state = "colon"
         return special.end()
@@ -466,6 +468,13 @@ class JsonWalk:
             return 0
         depth = 1 if state in ("element?", "after_element", "next_element") else 2 if self.shape == "array" else 1
         return depth
+
+
+def _unescape(raw: str) -> str:
+    try:
+        return str(json.loads('"' + raw + '"'))
+    except json.JSONDecodeError:
+        return raw
 
 
 def _odd_quotes(text: str, start: int, index: int) -> bool:

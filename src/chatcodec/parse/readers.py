@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 
 from chatcodec.parse.engine import Piece
+from chatcodec.parse.json_scan import ValueScanner
 from chatcodec.parse.toolcalls import ToolCallBlock, ToolCalls
 
 ARGUMENT_KEYS = ("arguments", "parameters")  # some models write Llama's "parameters"
@@ -50,10 +51,7 @@ class JsonObjectReader(CallReader):
                 if event.kind == "value_text":
                     call.name_parts.append(event.text)
                 else:
-                    try:
-                        name = json.loads("".join(call.name_parts))
-                    except json.JSONDecodeError:
-                        name = None
+                    name = _string_value(call.name_parts, event.value)
                     if not isinstance(name, str):
                         call.error = "the tool call's name is not a string"
                         call.name = ""
@@ -118,6 +116,16 @@ class NameThenArgumentsReader(CallReader):
         if 0 <= end < piece.end:
             # Text after the arguments' value (its own whitespace aside) is not part of them.
             call.after_value.append(piece.text[max(0, end - piece.start) :])
+
+
+def _string_value(parts: list[str], value: ValueScanner | None) -> object:
+    """The decoded value of a member (as the walk decoded it, else from its raw text)."""
+    if value is not None and value.has_parsed:
+        return value.parsed
+    try:
+        return json.loads("".join(parts))
+    except json.JSONDecodeError:
+        return None
 
 
 READERS: dict[str, type[CallReader]] = {
