@@ -18,7 +18,7 @@ import chatcodec
 from chatcodec.cli import main
 from chatcodec.formats import format_named
 from chatcodec.formats.base import Format
-from chatcodec.formats.syntax import DEEPSEEK, HERMES
+from chatcodec.formats.calls import DEEPSEEK, HERMES
 from chatcodec.parse.lalr import LalrTable
 from chatcodec.parse.transcript import TranscriptReader
 

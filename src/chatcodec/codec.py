@@ -54,7 +54,10 @@ class Codec:
         from the template the first time it is asked for (raises ``UnsupportedTemplateError``
         if the template's output does not show where messages lie)."""
         if self._format is None:
-            self._format = format_for_template(self.name, self.source, self._probe_render)
+            eos = self.special_tokens.get("eos_token")
+            self._format = format_for_template(
+                self.name, self.source, self._probe_render, eos if isinstance(eos, str) else None
+            )
         return self._format
 
     @property
@@ -102,7 +105,9 @@ class Codec:
             # Nothing says whether the output opens with reasoning: the family's grammar reads
             # leading text as reasoning if a closing tag follows, else as content.
             start = "completion_unprompted"
-        return StreamParser(family, prefill=prefill, tools=_tool_names(tools), strict=strict, start=start)
+        return StreamParser(
+            family, prefill=prefill, tools=_tool_names(tools), schemas=_tool_schemas(tools), strict=strict, start=start
+        )
 
     def prompt_state(self, prompt: str) -> PromptState:
         """Where ``prompt`` leaves the assistant's turn, which is where a completion's parse
@@ -287,6 +292,21 @@ class Codec:
                 "(it merges, drops or reorders messages, or content contains delimiters)"
             )
         return RenderedConversation(text=text, messages=transcript.spans)
+
+
+def _tool_schemas(tools: Any) -> dict[str, dict[str, Any]] | None:
+    """Each tool's parameter schemas, by name (what converts non-JSON arguments to JSON)."""
+    if tools is None:
+        return None
+    schemas: dict[str, dict[str, Any]] = {}
+    for tool in tools:
+        if isinstance(tool, str):
+            continue
+        for definition in parse_tools([tool]) or []:
+            parameters = definition.function.parameters or {}
+            properties = parameters.get("properties") if isinstance(parameters, dict) else None
+            schemas[definition.function.name] = properties if isinstance(properties, dict) else {}
+    return schemas
 
 
 def _tool_names(tools: Any) -> list[str] | None:

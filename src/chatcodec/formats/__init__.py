@@ -32,10 +32,10 @@ def hand_written_format(template_source: str) -> Format | None:
     return None
 
 
-def format_for_template(name: str, template_source: str, render: Render) -> Format:
+def format_for_template(name: str, template_source: str, render: Render, eos_token: str | None = None) -> Format:
     """The format a template writes (raises ``UnsupportedTemplateError`` if its output does not
     show where messages lie)."""
     known = hand_written_format(template_source)
     if known is not None:
         return known
-    return derive_format(name, render, template_source)
+    return derive_format(name, render, template_source, eos_token)

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from chatcodec.formats.framing import Framing, FramingPiece
-from chatcodec.formats.syntax import CallSyntax, ReasoningSyntax
+from chatcodec.formats.calls import CallSyntax
+from chatcodec.formats.syntax import ReasoningSyntax
 from chatcodec.parse.grammar import FamilyGrammar, compile_grammar
 
 _DECLARE = re.compile(r"^%declare\s+(.+)$", re.MULTILINE)
@@ -58,9 +59,6 @@ class Format:
     def call_close(self) -> frozenset[str]:
         return self.calls.call_close if self.calls else frozenset()
 
-    @property
-    def call_reader(self) -> str | None:
-        return self.calls.reader if self.calls else None
 
     @property
     def end(self) -> frozenset[str]:
@@ -161,8 +159,12 @@ def compose(
     # answer, are the model's to write: optional.
     lead_part = f"{lead}? " if lead else ""
     opening = f"{answer_open}? " if answer_open else ""
-    rules = [
-        f"body: {'reasoning? ' if reasoning else ''}{opening}CONTENT?{calls_part}",
+    if calls is not None and calls.whole_turn:
+        # Calls that are the whole answer (Llama's JSON) come only where no content precedes.
+        rules = [f"body: {'reasoning? ' if reasoning else ''}{opening}(CONTENT | calls)?"]
+    else:
+        rules = [f"body: {'reasoning? ' if reasoning else ''}{opening}CONTENT?{calls_part}"]
+    rules += [
         f"completion: {lead_part}body{end}",
     ]
     if reasoning is not None:

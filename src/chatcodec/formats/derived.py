@@ -7,12 +7,13 @@ import json
 from dataclasses import replace
 from typing import Any
 
-from chatcodec.errors import GrammarError
+from chatcodec.errors import ChatCodecError, GrammarError
 from chatcodec.formats.base import Format
 from chatcodec.formats.framing import WHITESPACE, Framing, grammar_piece
 from chatcodec.formats.probe import (
     ASSISTANT,
     PROBE_TOOL,
+    TOOL_RESULT,
     _TOKEN,
     FramingNotFound,
     REASONING,
@@ -26,18 +27,23 @@ from chatcodec.formats.probe import (
     probe_tool,
     read_framing,
 )
-from chatcodec.formats.syntax import HERMES, KNOWN_REASONING_TAGS, CallSyntax, ReasoningSyntax
+from chatcodec.formats.calls import CANDIDATES, HERMES, CallSyntax
+from chatcodec.formats.syntax import KNOWN_REASONING_TAGS, ReasoningSyntax
+from chatcodec.parse.stream import StreamParser
 
 
-def derive_format(name: str, render: Render, template_source: str) -> Format:
-    """The format of a template, read off its output (raises ``FramingNotFound``)."""
+def derive_format(name: str, render: Render, template_source: str, eos_token: str | None = None) -> Format:
+    """The format of a template, read off its output (raises ``FramingNotFound``). A model
+    ends its answer with the template's footer or with its end-of-sequence token: both end it."""
     probes = Probes(render, template_source)
     framing = read_framing(name, probes)
+    if eos_token and eos_token.strip() and eos_token not in framing.end and eos_token not in framing.headers.values():
+        framing = replace(framing, end=(*framing.end, eos_token))
     reasoning = find_reasoning(probes, framing)
     if reasoning is not None:
         framing = header_before_reasoning(probes, framing, reasoning)
     framing = with_answer_opening(probes, framing, reasoning)
-    calls, calls_note = find_call_syntax(probes, framing)
+    calls, calls_note = find_call_syntax(name, probes, framing, reasoning)
     reserved = frozenset(reasoning.open_spellings + reasoning.close_spellings) if reasoning else frozenset()
     if calls is not None:
         reserved |= frozenset(calls.delimiters())
@@ -90,6 +96,10 @@ def find_reasoning(probes: Probes, framing: Framing) -> ReasoningSyntax | None:
         if at_answer > at_reasoning and header in before:
             opening = before[before.rindex(header) + len(header) :].strip(WHITESPACE)
             closing_raw = text[at_reasoning + len(REASONING) : at_answer]
+            if header in closing_raw:
+                # The answer is a message of its own (harmony's analysis, then final): the
+                # reasoning ends where the next message's header does.
+                closing_raw = closing_raw[: closing_raw.index(header) + len(header)]
             closing = closing_raw.strip(WHITESPACE)
             if _tag_like(opening) and _tag_like(closing):
                 after = len(closing_raw) - len(closing_raw.rstrip("\n"))
@@ -159,12 +169,31 @@ def _empty_block(prefill: str) -> tuple[str, str] | None:
     return opening, closing
 
 
-def rendered_call(probes: Probes, framing: Framing) -> str | None:
-    """The text the template writes for an assistant turn holding one probe tool call."""
-    call = _assistant("", tool_calls=[probe_call(PROBE_TOOL, "v1")])
-    text = probes.get("ua(call)", [_user(), call], tools=[probe_tool(PROBE_TOOL)])
-    if text is None or PROBE_TOOL not in text[text.find(USER) :]:
+def rendered_call(probes: Probes, framing: Framing, *, two: bool = False) -> str | None:
+    """The text the template writes for an assistant turn holding the probe tool call (or two
+    calls, the second with a number and a string), from after the assistant header."""
+    text = None
+    # Some templates need the calls' ids, in their own shape: Kimi's "functions.NAME:INDEX",
+    # Mistral's nine letters and digits.
+    for ids in (None, ("functions.cc_probe_tool:0", f"functions.{SECOND_TOOL}:1"), ("a1b2c3d4e", "f5g6h7i8j")):
+        calls = [probe_call(PROBE_TOOL, "v1")]
+        if two:
+            calls.append({"type": "function", "function": {"name": SECOND_TOOL, "arguments": SECOND_ARGUMENTS}})
+        if ids is not None:
+            calls = [{**call, "id": id_} for call, id_ in zip(calls, ids)]
+        key = ("ua(call,other)" if two else "ua(call)") + (f"|{ids[0]}" if ids else "")
+        messages = [_user(), _assistant("", tool_calls=calls)]
+        if ids is not None:
+            messages += [{"role": "tool", "tool_call_id": id_, "content": TOOL_RESULT} for id_ in ids[: len(calls)]]
+        text = probes.get(key, messages, tools=[probe_tool(PROBE_TOOL)])
+        if text is not None and USER in text and PROBE_TOOL in text[text.index(USER) :]:
+            break
+    else:
         return None
+    if text is None or (two and SECOND_TOOL not in text):
+        return None
+    if TOOL_RESULT in text:
+        text = text[: text.index(TOOL_RESULT)]
     body = text[text.index(USER) + len(USER) :]
     header = framing.headers.get("assistant", "")
     if header and header in body:
@@ -172,17 +201,39 @@ def rendered_call(probes: Probes, framing: Framing) -> str | None:
     return body
 
 
-def find_call_syntax(probes: Probes, framing: Framing) -> tuple[CallSyntax | None, str | None]:
+SECOND_TOOL = "other_fn"
+SECOND_ARGUMENTS = {"n": 2, "s": "x"}
+
+
+def find_call_syntax(
+    name: str, probes: Probes, framing: Framing, reasoning: ReasoningSyntax | None
+) -> tuple[CallSyntax | None, str | None]:
     """The call syntax the template writes calls in, and why calls are not parsed if they are
-    not. A template is never given a syntax it does not write: one that renders calls in an
-    unknown syntax gets none."""
-    body = rendered_call(probes, framing)
-    if body is not None:
-        if _is_hermes_call(body):
-            return HERMES, None
-        snippet = body[: body.find("v1") + 10] if "v1" in body else body[:80]
+    not. A syntax is the template's when its grammar reads back exactly the calls the template
+    renders (two calls where the template renders two), so a template is never given a syntax
+    it does not write."""
+    both = rendered_call(probes, framing, two=True)
+    one = rendered_call(probes, framing)
+    if one is not None:
+        expected_one = [(PROBE_TOOL, {"cc_arg": "v1"})]
+        expected_both = [*expected_one, (SECOND_TOOL, SECOND_ARGUMENTS)]
+        for syntax in CANDIDATES:
+            if not all(marker in one for marker in syntax.markers):
+                continue
+            if not _reads_back(name, framing, reasoning, syntax, one, expected_one):
+                continue
+            if both is not None and not _reads_back(name, framing, reasoning, syntax, both, expected_both):
+                continue
+            return syntax, None
+        cut = one.find("v1")
+        snippet = one[: cut + 10] if cut >= 0 else one[:80]
         return None, f"the template writes calls in a syntax chatcodec does not read yet: {snippet!r}"
     source = probes.template_source
+    prompt = probes.get("u+tool+gp", [_user()], tools=[probe_tool(PROBE_TOOL)], generation_prompt=True) or ""
+    for syntax in CANDIDATES:
+        if syntax.instructed_by and any(marker in prompt for marker in syntax.instructed_by):
+            # The template renders no calls, but its tools prompt tells the model how to write them.
+            return syntax, None
     if "<tool_call>" in source and "</tool_call>" in source:
         return HERMES, None
     other = [marker for marker in OTHER_CALL_MARKERS if marker in source]
@@ -195,8 +246,8 @@ def find_call_syntax(probes: Probes, framing: Framing) -> tuple[CallSyntax | Non
     return None, "the template renders no tool calls"
 
 
-# Markers of call syntaxes other than Hermes': a template that mentions one is not given
-# Hermes by convention.
+# Markers of call syntaxes chatcodec does not read: a template that mentions one is not given
+# Hermes by the ChatML convention.
 OTHER_CALL_MARKERS = (
     "<|tool_call_start|>",
     "[TOOL_CALLS]",
@@ -214,16 +265,29 @@ def _mentions_tool_calls(source: str) -> bool:
     return "tool_calls" in source or "tool_call" in source
 
 
-def _is_hermes_call(body: str) -> bool:
-    start = body.find("<tool_call>")
-    end = body.find("</tool_call>", start)
-    if start < 0 or end < 0:
-        return False
+def _reads_back(
+    name: str,
+    framing: Framing,
+    reasoning: ReasoningSyntax | None,
+    syntax: CallSyntax,
+    body: str,
+    expected: list[tuple[str, Any]],
+) -> bool:
+    """Does the format with this call syntax read the rendered calls back exactly?"""
+    reserved = frozenset(reasoning.open_spellings + reasoning.close_spellings) if reasoning else frozenset()
+    reserved |= frozenset(syntax.delimiters())
     try:
-        value: Any = json.loads(body[start + len("<tool_call>") : end])
-    except json.JSONDecodeError:
+        candidate = Format(name, grammar_piece(framing, reserved), reasoning, syntax)
+        parser = StreamParser(candidate)
+        parser.feed(body)
+        parser.close()
+    except ChatCodecError:
         return False
-    return isinstance(value, dict) and value.get("name") == PROBE_TOOL
+    message = parser.message
+    if any(d.kind in ("malformed_tool_call", "unclosed_tool_call") for d in parser.diagnostics):
+        return False
+    found = [(call.function.name, call.function.parsed_arguments) for call in message.tool_calls or []]
+    return found == expected
 
 
 def capabilities(probes: Probes, found: Format) -> dict[str, Any]:

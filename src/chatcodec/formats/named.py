@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from chatcodec.formats.base import Format
 from chatcodec.formats.framing import FramingPiece
-from chatcodec.formats.syntax import DEEPSEEK, DEEPSEEK_V3, HERMES, ReasoningSyntax
+from chatcodec.formats.calls import DEEPSEEK, DEEPSEEK_V3, HERMES
+from chatcodec.formats.syntax import ReasoningSyntax
 from chatcodec.resources import grammar_text
 
 

@@ -42,7 +42,11 @@ def probe_tool(name: str) -> dict[str, Any]:
         "function": {
             "name": name,
             "description": "Probe " + name,
-            "parameters": {"type": "object", "properties": {"cc_arg": {"type": "string"}}, "required": ["cc_arg"]},
+            "parameters": {
+                "type": "object",
+                "properties": {"cc_arg": {"type": "string", "description": "Probe argument"}},
+                "required": ["cc_arg"],
+            },
         },
     }
 
@@ -219,10 +223,17 @@ def read_framing(name: str, probes: Probes) -> Framing:
         )
     prompt_head = only_user[: only_user.index(USER)]
     user_header = ""
+    last_footer = assistant_footer  # the template may end its last answer differently
     if three is not None and USER_2 in three:
         between = _between(three, ASSISTANT, USER_2) or ""
+        opener = _TOKEN.match(assistant_header)
         if assistant_footer and between.startswith(assistant_footer):
             user_header = between[len(assistant_footer) :]
+        elif opener is not None and between.rfind(opener.group()) > 0:
+            # Headers begin with the same token (``<|start|>``): the user's starts there, and
+            # what comes before it ends the answer.
+            at = between.rfind(opener.group())
+            user_header, assistant_footer = between[at:], between[:at]
         else:
             user_header = _common_suffix(between, prompt_head)
             middle_footer = between[: len(between) - len(user_header)]
@@ -255,6 +266,8 @@ def read_framing(name: str, probes: Probes) -> Framing:
         notes.append("the template refuses a system message or drops it")
 
     end = _end_spellings(assistant_footer)
+    if last_footer != assistant_footer:
+        end = tuple(sorted(set(end) | set(_end_spellings(last_footer)), key=lambda s: (len(s), s)))
     framing = Framing(
         name=name,
         headers=headers,

@@ -1,14 +1,12 @@
-"""Reasoning syntaxes and call syntaxes: the grammar pieces of an assistant's output.
+"""Reasoning syntaxes: the reasoning part of an assistant's output.
 
-A format is a turn framing plus one ``ReasoningSyntax`` (or none) plus one ``CallSyntax`` (or
-none). Each names its grammar piece (a Lark file in ``grammars/``, or text built from the
-tags a template writes), the terminals that play each part, and, for calls, the reader class
-that turns a call's text into a name and arguments.
+A format is a turn framing plus one ``ReasoningSyntax`` (or none) plus one ``CallSyntax``
+(``chatcodec.formats.calls``, or none). A reasoning syntax is the grammar piece
+``grammars/reasoning/think.lark`` with the tags a template writes.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from chatcodec.formats.framing import terminal
@@ -62,50 +60,3 @@ KNOWN_REASONING_TAGS: tuple[tuple[str, str], ...] = (
     ("◁think▷", "◁/think▷"),
     ("<|channel>thought", "<channel|>"),
 )
-
-
-@dataclass(frozen=True)
-class CallSyntax:
-    """How a model writes tool calls: a grammar piece defining ``calls``, the terminals that
-    open and close one call, and the reader that reads a call's body."""
-
-    name: str
-    grammar_file: str
-    reader: str  # a key of chatcodec.parse.calls.READERS
-    call_open: frozenset[str]
-    call_close: frozenset[str]
-    description: str
-
-    def grammar(self) -> str:
-        return grammar_text(self.grammar_file)
-
-    def delimiters(self) -> list[str]:
-        """The literal spellings of the piece's delimiters (to recognise them in a template)."""
-        return re.findall(r'^[A-Z_]+: "(.*)"$', self.grammar(), re.MULTILINE)
-
-
-HERMES = CallSyntax(
-    name="hermes",
-    grammar_file="calls/hermes",
-    reader="json_object",
-    call_open=frozenset({"CALL_OPEN"}),
-    call_close=frozenset({"CALL_CLOSE"}),
-    description='<tool_call>{"name": …, "arguments": {…}}</tool_call>',
-)
-DEEPSEEK = CallSyntax(
-    name="deepseek",
-    grammar_file="calls/deepseek",
-    reader="name_then_arguments",
-    call_open=frozenset({"CALL_BEGIN"}),
-    call_close=frozenset({"CALL_END"}),
-    description="<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{…}<｜tool▁call▁end｜>…",
-)
-DEEPSEEK_V3 = CallSyntax(
-    name="deepseek_v3",
-    grammar_file="calls/deepseek_v3",
-    reader="name_then_arguments",
-    call_open=frozenset({"CALL_BEGIN"}),
-    call_close=frozenset({"CALL_END"}),
-    description="<｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\\n```json\\n{…}\\n```<｜tool▁call▁end｜>",
-)
-CALL_SYNTAXES: dict[str, CallSyntax] = {syntax.name: syntax for syntax in (HERMES, DEEPSEEK, DEEPSEEK_V3)}

@@ -19,7 +19,7 @@ from chatcodec.events import (
 )
 from chatcodec.formats.base import Format
 from chatcodec.messages import FunctionCall, Message, ToolCall
-from chatcodec.parse.readers import READERS, CallReader
+from chatcodec.parse.readers import READERS, CallReader, Schemas
 from chatcodec.parse.spans import Span
 from chatcodec.parse.toolcalls import ToolCallBlock, ToolCalls
 
@@ -38,6 +38,7 @@ class AssistantAssembler:
         family: Format,
         *,
         tools: Iterable[str] | None = None,
+        schemas: Schemas | None = None,
         strict: bool = False,
         base: int = 0,
     ) -> None:
@@ -57,9 +58,11 @@ class AssistantAssembler:
             frozenset(tools) if tools is not None else None, self._emit, self._diagnose, self._span, self._content.append
         )
         self._calls = self._tool_calls.calls
+        syntax = family.calls
         self._reader: CallReader | None = (
-            READERS[family.call_reader](self._tool_calls) if family.call_reader is not None else None
+            READERS[syntax.reader](self._tool_calls, schemas, **syntax.options) if syntax is not None else None
         )
+        self._closes_at_end = syntax is not None and syntax.closes_at_end
         self._call: ToolCallBlock | None = None
         self._spans: list[Span] = []
         self._open_span: list[Any] | None = None
@@ -171,9 +174,11 @@ class AssistantAssembler:
         if self._call is not None:
             call = self._call
             self._call = None
-            self._diagnose("unclosed_tool_call", call.start, "the text ends inside a tool call")
-            self._tool_calls.finish(call, closed=False)
-            reason = "length"
+            complete = self._closes_at_end and (call.walk is None or call.walk.complete)
+            if not complete:
+                self._diagnose("unclosed_tool_call", call.start, "the text ends inside a tool call")
+            self._close_call(call, closed=complete)
+            reason = "tool_calls" if complete and self._calls else "length"
         elif (self._in_reasoning or cut_short) and not self._ended:
             reason = "length"
         elif self._calls:
@@ -279,6 +284,18 @@ class AssistantAssembler:
                 self._span("content", piece.start, piece.end)
                 self._emit(ContentDelta(piece.text))
 
+    def _open_call(self, piece: Piece) -> None:
+        call = ToolCallBlock(start=piece.start, raw=[piece.text])
+        call.spans.append(("delimiter", piece.start, piece.end, piece.kind))
+        self._call = call
+        if self._reader is not None:
+            self._reader.open(call)
+
+    def _close_call(self, call: ToolCallBlock, *, closed: bool) -> None:
+        if self._reader is not None:
+            self._reader.close(call)
+        self._tool_calls.finish(call, closed=closed)
+
     def _handle(self, piece: Piece) -> None:
         family = self.family
         call = self._call
@@ -290,11 +307,24 @@ class AssistantAssembler:
         if piece.delimiter:
             kind = piece.kind
             if call is not None:
+                if kind in family.call_close and kind in family.call_open:
+                    # It ends one call and opens the next: it belongs to the next.
+                    self._call = None
+                    self._close_call(call, closed=True)
+                    self._open_call(piece)
+                    return
                 call.raw.append(piece.text)
                 call.spans.append(("delimiter", piece.start, piece.end, kind))
                 if kind in family.call_close:
                     self._call = None
-                    self._tool_calls.finish(call, closed=True)
+                    self._close_call(call, closed=True)
+                elif kind in family.end and self._closes_at_end:
+                    # A call with no closing delimiter ends with the answer.
+                    call.raw.pop()
+                    call.spans.pop()
+                    self._call = None
+                    self._close_call(call, closed=True)
+                    self._handle(piece)
                 elif self._reader is not None:
                     self._reader.delimiter(call, piece)
                 return
@@ -304,10 +334,7 @@ class AssistantAssembler:
                     self._diagnose(
                         "tool_call_in_reasoning", piece.start, "a tool call starts inside an unclosed reasoning block"
                     )
-                self._call = ToolCallBlock(start=piece.start, raw=[piece.text])
-                self._call.spans.append(("delimiter", piece.start, piece.end, kind))
-                if self._reader is not None:
-                    self._reader.open(self._call)
+                self._open_call(piece)
                 return
             self._span("delimiter", piece.start, piece.end, kind)
             if kind in family.reasoning_open:

@@ -13,12 +13,14 @@ from chatcodec.parse.lexer import DelimiterMatcher, GrammarError, spellings_of_p
 # the shape of their value: a call's object, a list of call objects, any value.
 JSON_SHAPES: dict[str, Shape] = {
     "TOOL_CALL": "object",
+    "TOOL_CALL_REST": "object_opened",  # after a delimiter spelled with the opening brace
     "TOOL_CALLS": "array",
+    "TOOL_CALLS_REST": "array_opened",
     "TOOL_ARGUMENTS": "value",
     "TOOL_DEFINITION": "value",
 }
 # Readers take the members of these; the others are only scanned for their strings.
-JSON_READ = frozenset({"TOOL_CALL", "TOOL_CALLS", "TOOL_ARGUMENTS"})
+JSON_READ = frozenset(JSON_SHAPES) - {"TOOL_DEFINITION"}
 START_SYMBOLS = ("completion", "completion_unprompted", "transcript")
 
 

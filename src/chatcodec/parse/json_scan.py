@@ -29,7 +29,7 @@ _STRING_SPECIAL = re.compile(r'["\\]')
 _SCALAR_END = re.compile(r"[,}\]\s]")
 _ESCAPED_CHAR = re.compile(r"\\.", re.DOTALL)
 
-Shape = Literal["object", "array", "value"]
+Shape = Literal["object", "object_opened", "array", "array_opened", "value"]
 
 
 class ValueScanner:
@@ -222,8 +222,9 @@ class JsonWalk:
     def __init__(self, base: int, shape: Shape, *, record: bool = True) -> None:
         self.base = base
         self.pos = base  # absolute position of the first character not examined yet
-        self.shape = shape
-        self.state = "start"
+        self.shape = "object" if shape == "object_opened" else "array" if shape == "array_opened" else shape
+        # A body whose opening brace or bracket belongs to the delimiter before it.
+        self.state = {"object_opened": "member?", "array_opened": "element?"}.get(shape, "start")
         self.error: str | None = None
         self.events: list[MemberEvent] = []
         self.record = record

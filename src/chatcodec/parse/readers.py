@@ -1,27 +1,33 @@
-"""Readers of a tool call's body, one per call shape. A call syntax names its reader.
+"""Readers of a tool call's body, one per call shape. A call syntax names its reader and options.
 
 A reader is told each piece of text inside a call block and each delimiter inside it (not the
-ones that open and close the block), and reports the function's name and the raw fragments of
-the arguments to ``ToolCalls``. Arguments stay the model's own text: a reader slices, it never
-re-serializes.
+ones that open and close the block), and reports the function's name and fragments of the
+arguments to ``ToolCalls``. Where the model wrote JSON the arguments stay its own text: a reader
+slices, it never re-serializes. Where it wrote something else (XML parameters, Python calls,
+Gemma's quoting) each value is converted to JSON by the tool's schema (see ``convert_value``).
 """
 
 from __future__ import annotations
 
+import ast
 import json
+import re
+from typing import Any
 
 from chatcodec.parse.engine import Piece
-from chatcodec.parse.json_scan import ValueScanner
+from chatcodec.parse.json_scan import MemberEvent, ValueScanner
 from chatcodec.parse.toolcalls import ToolCallBlock, ToolCalls
 
 ARGUMENT_KEYS = ("arguments", "parameters")  # some models write Llama's "parameters"
+Schemas = dict[str, dict[str, Any]]  # tool name -> parameter name -> JSON schema
 
 
 class CallReader:
     """Reads the body of one call shape."""
 
-    def __init__(self, calls: ToolCalls) -> None:
+    def __init__(self, calls: ToolCalls, schemas: Schemas | None = None, **options: Any) -> None:
         self.calls = calls
+        self.schemas = schemas or {}
 
     def open(self, call: ToolCallBlock) -> None:
         """A call block opened."""
@@ -32,49 +38,106 @@ class CallReader:
     def delimiter(self, call: ToolCallBlock, piece: Piece) -> None:
         """A delimiter inside the block (a separator between name and arguments)."""
 
+    def close(self, call: ToolCallBlock) -> None:
+        """The block is about to be finished: write what the arguments still lack."""
+
+
+# -- JSON calls -----------------------------------------------------------------------------------
+
 
 class JsonObjectReader(CallReader):
-    """``{"name": "f", "arguments": {...}}``: one JSON object per call (Hermes). The members come
-    from the engine's walk of the body."""
+    """``{"name": "f", "arguments": {...}}``: one JSON object per call (Hermes, Llama, GigaChat).
+    The members come from the engine's walk of the body; which keys hold the name, the arguments
+    and the id is the syntax's to say (Cohere writes ``tool_name``, ``parameters`` and
+    ``tool_call_id``; Apertus writes ``{"NAME": {...}}``)."""
+
+    def __init__(
+        self,
+        calls: ToolCalls,
+        schemas: Schemas | None = None,
+        *,
+        name_keys: tuple[str, ...] = ("name",),
+        argument_keys: tuple[str, ...] = ARGUMENT_KEYS,
+        id_keys: tuple[str, ...] = (),
+        name_as_key: bool = False,
+        opened: bool = False,
+    ) -> None:
+        super().__init__(calls, schemas)
+        self.name_keys = name_keys
+        self.argument_keys = argument_keys
+        self.id_keys = id_keys
+        self.name_as_key = name_as_key
 
     def text(self, call: ToolCallBlock, piece: Piece) -> None:
         walk = piece.json
         if walk is None:
             return
         call.walk = walk
-        calls = self.calls
         for event in walk.take():
-            if event.kind == "key":
-                if event.key in ARGUMENT_KEYS and call.arguments_key is None:
-                    call.arguments_key = event.key
-            elif event.key == "name" and call.name is None:
-                if event.kind == "value_text":
-                    call.name_parts.append(event.text)
-                else:
-                    name = _string_value(call.name_parts, event.value)
-                    if not isinstance(name, str):
-                        call.error = "the tool call's name is not a string"
-                        call.name = ""
-                    else:
-                        calls.name_complete(call, name, piece.start)
-            elif event.key == call.arguments_key and not call.arguments_done:
-                if event.kind == "value_text":
-                    if call.arguments_as_string is None and not call.arguments_parts and not call.pending:
-                        if event.text.startswith('"'):
-                            call.arguments_as_string = []
-                    if call.arguments_as_string is not None:
-                        call.arguments_as_string.append(event.text)
-                    else:
-                        calls.arguments_text(call, event.text)
-                else:
-                    call.arguments_done = True
-                    if call.arguments_as_string is not None:
-                        self._string_arguments(call)
-                    elif event.value is not None and event.value.has_parsed:
-                        call.parsed = event.value.parsed
-                        call.has_parsed = True
+            self.member(call, event, piece.start)
         if walk.error is not None and call.error is None:
             call.error = walk.error
+
+    def member(self, call: ToolCallBlock, event: MemberEvent, position: int) -> None:
+        """One thing the walk found in the call's object."""
+        calls = self.calls
+        kind = event.kind
+        if kind == "key":
+            if self.name_as_key and call.name is None and call.state.get("named_by_key") is None:
+                # {"get_weather": {...}}: the key is the name, its value the arguments.
+                call.state["named_by_key"] = True
+                call.arguments_key = event.key
+                calls.name_complete(call, event.key, position)
+            elif event.key in self.argument_keys and call.arguments_key is None:
+                call.arguments_key = event.key
+                self._name_now(call, position)
+            return
+        if kind == "end":
+            self._name_now(call, position)
+            return
+        key = event.key
+        if key in self.name_keys and call.name is None and "name" not in call.state:
+            if kind == "value_text":
+                call.name_parts.append(event.text)
+            else:
+                name = _string_value(call.name_parts, event.value)
+                call.name_parts = []
+                if not isinstance(name, str):
+                    call.error = "the tool call's name is not a string"
+                    call.name = ""
+                elif self.id_keys and call.given_id is None:
+                    call.state["name"] = name  # wait: the id may come before the arguments
+                else:
+                    calls.name_complete(call, name, position)
+        elif key in self.id_keys and call.given_id is None and call.index is None:
+            if kind == "value_text":
+                call.state.setdefault("id_parts", []).append(event.text)
+            else:
+                value = _string_value(call.state.pop("id_parts", []), event.value)
+                if value is not None:
+                    call.given_id = str(value)
+                self._name_now(call, position)
+        elif key == call.arguments_key and not call.arguments_done:
+            if kind == "value_text":
+                if call.arguments_as_string is None and not call.arguments_parts and not call.pending:
+                    if event.text.startswith('"'):
+                        call.arguments_as_string = []
+                if call.arguments_as_string is not None:
+                    call.arguments_as_string.append(event.text)
+                else:
+                    calls.arguments_text(call, event.text)
+            else:
+                call.arguments_done = True
+                if call.arguments_as_string is not None:
+                    self._string_arguments(call)
+                elif event.value is not None and event.value.has_parsed:
+                    call.parsed = event.value.parsed
+                    call.has_parsed = True
+
+    def _name_now(self, call: ToolCallBlock, position: int) -> None:
+        name = call.state.pop("name", None)
+        if name is not None and call.index is None:
+            self.calls.name_complete(call, name, position)
 
     def _string_arguments(self, call: ToolCallBlock) -> None:
         # "arguments": "{\"city\": \"Paris\"}" -- the JSON text is the string's value.
@@ -86,18 +149,97 @@ class JsonObjectReader(CallReader):
         self.calls.arguments_text(call, decoded if isinstance(decoded, str) else raw)
 
 
+class JsonListReader(JsonObjectReader):
+    """``[{"name": ..., "arguments": ...}, ...]``: a list of call objects in one block (Mistral,
+    Granite 3, Jamba, Apriel, Nemotron, Cohere, Apertus). Each element is a call."""
+
+    def text(self, call: ToolCallBlock, piece: Piece) -> None:
+        walk = piece.json
+        if walk is None:
+            return
+        call.walk = walk
+        for event in walk.take():
+            if event.kind == "element":
+                self.calls.child(call)
+            elif call.children:
+                element = call.children[-1]
+                if event.kind == "end":
+                    for child in call.children:
+                        self._name_now(child, piece.start)
+                else:
+                    self.member(element, event, piece.start)
+        if walk.error is not None and call.error is None:
+            call.error = walk.error
+
+    def close(self, call: ToolCallBlock) -> None:
+        for child in call.children:
+            self._name_now(child, call.start)
+
+
+def _string_value(parts: list[str], value: ValueScanner | None) -> object:
+    """The decoded value of a member (as the walk decoded it, else from its raw text)."""
+    if value is not None and value.has_parsed:
+        return value.parsed
+    try:
+        return json.loads("".join(parts))
+    except json.JSONDecodeError:
+        return None
+
+
+# -- a name, then the arguments -------------------------------------------------------------------
+
+
 class NameThenArgumentsReader(CallReader):
-    """``NAME <separator> {...}``: the name as text, then the arguments JSON (DeepSeek)."""
+    """``NAME <separator> {...}``: the name as text, then the arguments JSON (DeepSeek, Kimi,
+    Mistral, Functionary). ``name_pattern`` takes the name out of what the model wrote
+    (``functions.get_weather:0``), which is the call's id where ``name_is_id``."""
+
+    def __init__(
+        self,
+        calls: ToolCalls,
+        schemas: Schemas | None = None,
+        *,
+        name_pattern: str | None = None,
+        name_is_id: bool = False,
+    ) -> None:
+        super().__init__(calls, schemas)
+        self.name_pattern = re.compile(name_pattern) if name_pattern else None
+        self.name_is_id = name_is_id
 
     def text(self, call: ToolCallBlock, piece: Piece) -> None:
         if piece.kind == "TOOL_NAME":
             call.name_parts.append(piece.text)
+        elif piece.kind == "TOOL_ID":
+            call.state.setdefault("id_parts", []).append(piece.text)
         elif piece.kind == "TOOL_ARGUMENTS":
             self._arguments(call, piece)
 
     def delimiter(self, call: ToolCallBlock, piece: Piece) -> None:
-        if call.name is None:
-            self.calls.name_complete(call, "".join(call.name_parts).strip(), piece.start)
+        if call.name is not None or call.state.get("waiting_for_id"):
+            if piece.kind != "ID_SEP":
+                self._complete(call, piece.start)
+            return
+        if piece.kind == "ID_SEP":
+            call.state["waiting_for_id"] = True  # the name is complete once the id is
+            return
+        self._complete(call, piece.start)
+
+    def _complete(self, call: ToolCallBlock, position: int) -> None:
+        if call.index is not None or (call.name is not None and not call.state.get("waiting_for_id")):
+            return
+        call.state.pop("waiting_for_id", None)
+        written = "".join(call.name_parts).strip()
+        name = written
+        if self.name_pattern is not None:
+            match = self.name_pattern.match(written)
+            if match is not None:
+                name = match.group("name")
+        if self.name_is_id and written:
+            call.given_id = written
+        id_parts = call.state.pop("id_parts", None)
+        if id_parts:
+            call.given_id = "".join(id_parts).strip() or None
+        self.calls.name_complete(call, name, position)
 
     def _arguments(self, call: ToolCallBlock, piece: Piece) -> None:
         walk = piece.json
@@ -118,17 +260,356 @@ class NameThenArgumentsReader(CallReader):
             call.after_value.append(piece.text[max(0, end - piece.start) :])
 
 
-def _string_value(parts: list[str], value: ValueScanner | None) -> object:
-    """The decoded value of a member (as the walk decoded it, else from its raw text)."""
-    if value is not None and value.has_parsed:
-        return value.parsed
+# -- XML parameters -------------------------------------------------------------------------------
+
+
+def convert_value(text: str, schema: dict[str, Any] | None) -> Any:
+    """A parameter written as text, as the JSON value it stands for.
+
+    With a schema, a parameter typed ``string`` stays a string even when it looks like a number;
+    a number, integer, boolean, object, array or null is parsed (JSON, then Python's literals:
+    ``True``, ``'x'``), and stays a string if it does not parse. Without a schema, the value is
+    JSON if it parses and a string otherwise.
+    """
+    types = _types(schema)
+    if types == {"string"}:
+        return text
+    stripped = text.strip()
     try:
-        return json.loads("".join(parts))
-    except json.JSONDecodeError:
+        value = json.loads(stripped)
+    except (json.JSONDecodeError, RecursionError):
+        value = _python_literal(stripped) if types else None
+        if value is None and stripped not in ("None", "null"):
+            return text
+    if types and not _matches(value, types) and "string" in types:
+        return text
+    return value
+
+
+def _types(schema: dict[str, Any] | None) -> set[str]:
+    if not schema:
+        return set()
+    kind = schema.get("type")
+    if isinstance(kind, str):
+        return {kind}
+    if isinstance(kind, list):
+        return {k for k in kind if isinstance(k, str)}
+    for combined in ("anyOf", "oneOf"):
+        options = schema.get(combined)
+        if isinstance(options, list):
+            return set().union(*(_types(option) for option in options if isinstance(option, dict)))
+    return set()
+
+
+def _matches(value: Any, types: set[str]) -> bool:
+    checks = {
+        "string": lambda v: isinstance(v, str),
+        "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+        "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+        "boolean": lambda v: isinstance(v, bool),
+        "object": lambda v: isinstance(v, dict),
+        "array": lambda v: isinstance(v, list),
+        "null": lambda v: v is None,
+    }
+    return any(checks.get(kind, lambda v: True)(value) for kind in types)
+
+
+def _python_literal(text: str) -> Any:
+    if len(text) > 100_000:
+        return None
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError, RecursionError, MemoryError, TypeError):
+        return None
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return None
+    return value
+
+
+class XmlParametersReader(CallReader):
+    """``<function=NAME><parameter=KEY>VALUE</parameter></function>`` and the like. Each value is
+    converted by the tool's schema and written into a JSON object: a string value streams as it
+    arrives, any other is written when it ends. ``typed_by`` maps a delimiter's spelling to the
+    type it announces (DeepSeek's ``string="true"``)."""
+
+    _NAME_ENDS = ("NAME_END", "PARAM_NAME_END")
+
+    def __init__(
+        self, calls: ToolCalls, schemas: Schemas | None = None, *, typed_by: dict[str, str] | None = None
+    ) -> None:
+        super().__init__(calls, schemas)
+        self.typed_by = typed_by or {}
+
+    def open(self, call: ToolCallBlock) -> None:
+        call.state.update(where="name", values={}, written=0)
+
+    def text(self, call: ToolCallBlock, piece: Piece) -> None:
+        state = call.state
+        if piece.kind == "TOOL_NAME":
+            call.name_parts.append(piece.text)
+        elif piece.kind == "PARAM_NAME":
+            state.setdefault("key_parts", []).append(piece.text)
+        elif piece.kind == "PARAM_VALUE":
+            if state.get("streaming"):
+                self._write(call, json.dumps(piece.text, ensure_ascii=False)[1:-1])
+            state.setdefault("value_parts", []).append(piece.text)
+
+    def delimiter(self, call: ToolCallBlock, piece: Piece) -> None:
+        state = call.state
+        kind = piece.kind
+        where = state.get("where")
+        if kind == "PARAM_OPEN":
+            self._name_done(call, piece.start)
+            state.update(where="param_name", key_parts=[], value_parts=[], streaming=False)
+        elif where == "name" and kind in self._NAME_ENDS:
+            self._name_done(call, piece.start)
+        elif where == "param_name" and (kind in self._NAME_ENDS or kind == "PARAM_NAME_END"):
+            key = "".join(state.pop("key_parts", [])).strip()
+            state.update(where="value", key=key)
+            declared = self.typed_by.get(piece.text.strip("\n"))
+            schema = self._schema(call, key) if declared is None else {"type": "string" if declared == "string" else "any"}
+            self._open_member(call, key)
+            if _types(schema) == {"string"}:
+                state["streaming"] = True
+                state["string_schema"] = True
+                self._write(call, '"')
+            else:
+                state["schema"] = schema
+        elif kind == "PARAM_CLOSE" and where == "value":
+            self._param_done(call)
+
+    def close(self, call: ToolCallBlock) -> None:
+        self._name_done(call, call.start)
+        if call.state.get("where") == "value":
+            self._param_done(call)
+        if call.index is None:
+            return
+        self._write(call, "}" if call.state.get("written") else "{}")
+        call.parsed = call.state.get("values", {})
+        call.has_parsed = True
+
+    def _name_done(self, call: ToolCallBlock, position: int) -> None:
+        if call.name is None:
+            self.calls.name_complete(call, "".join(call.name_parts).strip(), position)
+            call.state["where"] = "params"
+
+    def _schema(self, call: ToolCallBlock, key: str) -> dict[str, Any] | None:
+        properties = self.schemas.get(call.name or "", {})
+        value = properties.get(key)
+        return value if isinstance(value, dict) else None
+
+    def _open_member(self, call: ToolCallBlock, key: str) -> None:
+        prefix = ", " if call.state.get("written") else "{"
+        call.state["written"] = call.state.get("written", 0) + 1
+        self._write(call, prefix + json.dumps(key, ensure_ascii=False) + ": ")
+
+    def _param_done(self, call: ToolCallBlock) -> None:
+        state = call.state
+        text = "".join(state.pop("value_parts", []))
+        key = state.get("key", "")
+        if state.pop("streaming", False):
+            self._write(call, '"')
+            value: Any = text
+        else:
+            value = convert_value(text, state.get("schema"))
+            self._write(call, json.dumps(value, ensure_ascii=False))
+        state["values"][key] = value
+        state["where"] = "params"
+
+    def _write(self, call: ToolCallBlock, text: str) -> None:
+        self.calls.arguments_text(call, text)
+
+
+# -- Python calls and Gemma's calls ---------------------------------------------------------------
+
+
+class PythonicReader(CallReader):
+    """``[get_weather(city="Paris"), f(x=1)]``: Python calls, in a list or one a line (LFM2,
+    MiniCPM's fenced block). Each argument is a Python literal, converted to JSON (``True`` is
+    ``true``, ``'x'`` is ``"x"``) and checked against the tool's schema; arguments are written
+    as each one ends. A call that is not Python literal syntax keeps its text as content."""
+
+    _CALL_START = re.compile(r"\s*(?:```(?:python|py)?\s*)?\[?\s*(?P<name>[A-Za-z_][\w.\-]*)\s*\(")
+
+    def open(self, call: ToolCallBlock) -> None:
+        call.state.update(buffer=[], done=0)
+
+    def text(self, call: ToolCallBlock, piece: Piece) -> None:
+        call.state["buffer"].append(piece.text)
+
+    def close(self, call: ToolCallBlock) -> None:
+        # The calls are read when the block is complete; ``_read`` makes each a child call.
+        text = "".join(call.state.get("buffer", []))
+        for name, arguments in _python_calls(text):
+            child = self.calls.child(call)
+            self.calls.name_complete(child, name, call.start)
+            if child.index is None:
+                continue
+            values = {key: convert_value_literal(value, self._schema(name, key)) for key, value in arguments.items()}
+            self.calls.arguments_text(child, json.dumps(values, ensure_ascii=False))
+            child.parsed, child.has_parsed = values, True
+        if not call.children and text.strip():
+            call.error = "the calls are not Python calls with literal arguments"
+
+    def _schema(self, tool: str, key: str) -> dict[str, Any] | None:
+        value = self.schemas.get(tool, {}).get(key)
+        return value if isinstance(value, dict) else None
+
+
+def convert_value_literal(value: Any, schema: dict[str, Any] | None) -> Any:
+    """A Python literal's value, as the tool's schema wants it (a string stays a string)."""
+    if _types(schema) == {"string"} and not isinstance(value, str):
+        return json.dumps(value) if not isinstance(value, (int, float)) else str(value)
+    return value
+
+
+def _python_calls(text: str) -> list[tuple[str, dict[str, Any]]]:
+    """The calls in ``[f(a=1), g(b="x")]`` (or one a line), with their keyword arguments."""
+    body = text.strip()
+    if body.startswith("```"):
+        body = body.split("\n", 1)[1] if "\n" in body else ""
+        body = body.rsplit("```", 1)[0]
+    body = body.strip()
+    if not body.startswith("["):
+        lines = [line.strip() for line in body.splitlines() if line.strip()]
+        body = "[" + ", ".join(lines) + "]"
+    if len(body) > 1_000_000:
+        return []
+    try:
+        tree = ast.parse(body, mode="eval")
+    except (SyntaxError, RecursionError, MemoryError, ValueError):
+        return []
+    if not isinstance(tree.body, (ast.List, ast.Tuple)):
+        return []
+    calls = []
+    for node in tree.body.elts:
+        if not isinstance(node, ast.Call) or node.args:
+            return []
+        name = _dotted(node.func)
+        if name is None:
+            return []
+        arguments: dict[str, Any] = {}
+        for keyword in node.keywords:
+            if keyword.arg is None:
+                return []
+            try:
+                arguments[keyword.arg] = ast.literal_eval(keyword.value)
+            except (ValueError, SyntaxError, RecursionError, TypeError):
+                return []
+        try:
+            json.dumps(arguments)
+        except (TypeError, ValueError):
+            return []
+        calls.append((name, arguments))
+    return calls
+
+
+def _dotted(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr}" if base else None
+    return None
+
+
+class GemmaReader(CallReader):
+    """``call:NAME{key:<|"|>text<|"|>,n:2}``: Gemma 4's arguments, keys bare and strings quoted by
+    the ``<|"|>`` token; converted to JSON when the call ends."""
+
+    QUOTE = '<|"|>'
+
+    def open(self, call: ToolCallBlock) -> None:
+        call.state.update(buffer=[])
+
+    def text(self, call: ToolCallBlock, piece: Piece) -> None:
+        if piece.kind == "TOOL_NAME":
+            call.name_parts.append(piece.text)
+        else:
+            call.state["buffer"].append(piece.text)
+
+    def delimiter(self, call: ToolCallBlock, piece: Piece) -> None:
+        if call.name is None:
+            self.calls.name_complete(call, "".join(call.name_parts).strip(), piece.start)
+
+    def close(self, call: ToolCallBlock) -> None:
+        if call.name is None:
+            self.calls.name_complete(call, "".join(call.name_parts).strip(), call.start)
+        if call.index is None:
+            return
+        text = "{" + "".join(call.state.get("buffer", []))
+        value = _gemma_value(text, self.QUOTE)
+        if not isinstance(value, dict):
+            call.error = "the arguments are not Gemma's call syntax"
+            self.calls.arguments_text(call, json.dumps(text, ensure_ascii=False))
+            return
+        properties = self.schemas.get(call.name or "", {})
+        value = {
+            key: convert_value_literal(item, properties.get(key) if isinstance(properties.get(key), dict) else None)
+            for key, item in value.items()
+        }
+        self.calls.arguments_text(call, json.dumps(value, ensure_ascii=False))
+        call.parsed, call.has_parsed = value, True
+
+
+_GEMMA_TOKEN = re.compile(r'\s*(?:(?P<open>[{\[])|(?P<close>[}\]])|(?P<sep>[,:])|(?P<atom>[^{}\[\],:\s]+))')
+
+
+def _gemma_value(text: str, quote: str) -> Any:
+    """Gemma's argument syntax as a Python value (None if it is not that syntax)."""
+    parts: list[str] = []
+    strings: list[str] = []
+    pos = 0
+    while True:
+        start = text.find(quote, pos)
+        if start < 0:
+            parts.append(text[pos:])
+            break
+        end = text.find(quote, start + len(quote))
+        if end < 0:
+            return None
+        parts.append(text[pos:start])
+        parts.append(f"\x00{len(strings)}\x00")
+        strings.append(text[start + len(quote) : end])
+        pos = end + len(quote)
+    source = "".join(parts)
+    # Bare keys and atoms become JSON; the quoted strings go back in as JSON strings.
+    out: list[str] = []
+    expect_key = [False]
+    for match in _GEMMA_TOKEN.finditer(source):
+        if match.group("open"):
+            out.append(match.group("open"))
+            expect_key.append(match.group("open") == "{")
+        elif match.group("close"):
+            out.append(match.group("close"))
+            if len(expect_key) > 1:
+                expect_key.pop()
+        elif match.group("sep"):
+            out.append(match.group("sep"))
+            if match.group("sep") == "," and expect_key[-1] is not None:
+                pass
+        else:
+            atom = match.group("atom")
+            if atom.startswith("\x00"):
+                out.append(json.dumps(strings[int(atom.strip("\x00"))], ensure_ascii=False))
+            elif out and out[-1] in ("{", ","):
+                in_object = expect_key[-1]
+                out.append(json.dumps(atom) if in_object else atom)
+            else:
+                out.append(atom)
+    try:
+        return json.loads("".join(out))
+    except (json.JSONDecodeError, RecursionError):
         return None
 
 
 READERS: dict[str, type[CallReader]] = {
     "json_object": JsonObjectReader,
+    "json_list": JsonListReader,
     "name_then_arguments": NameThenArgumentsReader,
+    "xml_parameters": XmlParametersReader,
+    "pythonic": PythonicReader,
+    "gemma": GemmaReader,
 }

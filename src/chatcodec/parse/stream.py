@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from chatcodec.parse.assistant import AssistantAssembler, ReaderState
 from chatcodec.parse.engine import Engine
@@ -48,12 +49,13 @@ class StreamParser:
         *,
         prefill: str = "",
         tools: Iterable[str] | None = None,
+        schemas: dict[str, dict[str, Any]] | None = None,
         strict: bool = False,
         start: str = "completion",
     ) -> None:
         self.family = family
         self._engine = Engine(family.grammar, start)
-        self._assembler = AssistantAssembler(family, tools=tools, strict=strict)
+        self._assembler = AssistantAssembler(family, tools=tools, schemas=schemas, strict=strict)
         self._chunks: list[str] = []
         self._chunk_blocks: list[str] = []  # every BLOCK chunks, joined
         self._closed = False

@@ -3,7 +3,9 @@ finished, or kept as content when it never became a valid call.
 
 ``ToolCalls`` is the part of ``AssistantAssembler`` that owns the calls; how a call's body
 names the function and holds the arguments is a call syntax's reader (``parse/readers.py``),
-which reports what it reads through ``name_complete`` and ``arguments_text``.
+which reports what it reads through ``name_complete`` and ``arguments_text``. A block (the text
+from a call's opening delimiter to its closing one) is one call, or, for syntaxes that write a
+list, holds several (``children``).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ class ToolCallBlock:
     walk: JsonWalk | None = None  # the engine's scan of the call's JSON body
     name_parts: list[str] = field(default_factory=list)
     name: str | None = None
+    given_id: str | None = None  # the id the model wrote, where the syntax has one
     arguments_key: str | None = None
     arguments_parts: list[str] = field(default_factory=list)
     arguments_as_string: list[str] | None = None
@@ -41,6 +44,8 @@ class ToolCallBlock:
     parsed: Any = None  # the arguments' value, when the scanner decoded it whole
     has_parsed: bool = False
     hidden: int = 0  # characters of ``raw`` that belong to the prompt (a call the prompt opened)
+    children: list[ToolCallBlock] = field(default_factory=list)  # the calls of a list block
+    state: dict[str, Any] = field(default_factory=dict)  # what the syntax's reader keeps
 
 
 Emit = Callable[[Event], None]
@@ -66,6 +71,12 @@ class ToolCalls:
         self._span = span
         self._add_content = add_content
 
+    def child(self, block: ToolCallBlock) -> ToolCallBlock:
+        """A new call inside a block that holds several (an element of a list)."""
+        call = ToolCallBlock(start=block.start)
+        block.children.append(call)
+        return call
+
     def arguments_text(self, call: ToolCallBlock, text: str) -> None:
         """A raw fragment of the call's arguments (held until the call has a name)."""
         if not text:
@@ -85,14 +96,31 @@ class ToolCalls:
             call.rejected = f"unknown tool {name!r}"
             return
         call.index = len(self.calls)
-        call.id = new_tool_call_id()
+        call.id = call.given_id or new_tool_call_id()
         self.calls.append(call)
         self._emit(ToolCallStart(call.index, call.id, name))
         pending, call.pending = call.pending, []
         if pending:
             self.arguments_text(call, "".join(pending))
 
-    def finish(self, call: ToolCallBlock, *, closed: bool) -> None:
+    def finish(self, block: ToolCallBlock, *, closed: bool) -> None:
+        """The block ended (``closed``: by its closing delimiter, not by the end of the text)."""
+        if not block.children:
+            self._finish_one(block, closed=closed, spans=True)
+            return
+        named = [call for call in block.children if call.index is not None]
+        if not named:
+            self._as_content(block)
+            return
+        if block.walk is not None and block.walk.error is not None and closed:
+            named[-1].error = named[-1].error or block.walk.error
+        for call in named:
+            self._finish_one(call, closed=closed, spans=False)
+        for kind, start, end, name in block.spans:
+            self._span(kind, start, end, name, None if kind == "delimiter" else named[0].index)
+        block.raw, block.spans = [], []
+
+    def _finish_one(self, call: ToolCallBlock, *, closed: bool, spans: bool) -> None:
         if call.index is None:
             self._as_content(call)
             return
@@ -112,21 +140,24 @@ class ToolCalls:
                 call.error = call.error or "the arguments are not valid JSON"
         if call.error is not None and closed:
             self._diagnose("malformed_tool_call", call.start, f"tool call {call.index}: {call.error}")
-        for kind, start, end, name in call.spans:
-            self._span(kind, start, end, name, None if kind == "delimiter" else call.index)
+        if spans:
+            for kind, start, end, name in call.spans:
+                self._span(kind, start, end, name, None if kind == "delimiter" else call.index)
         self._emit(ToolCallEnd(call.index, arguments, parsed))
         # Keep what the message needs; the reading state of a finished call is garbage.
         call.arguments_parts = [arguments]
         call.raw, call.spans, call.name_parts, call.pending, call.after_value = [], [], [], [], []
         call.walk = None
         call.parsed = None
+        call.state = {}
 
     def _as_content(self, call: ToolCallBlock) -> None:
         """A block that never became a tool call (bad JSON, no name, unknown tool) is content."""
-        if call.rejected is not None:
-            self._diagnose("unknown_tool", call.start, f"{call.rejected}; the block is kept as content")
+        rejected = call.rejected or next((c.rejected for c in call.children if c.rejected), None)
+        if rejected is not None:
+            self._diagnose("unknown_tool", call.start, f"{rejected}; the block is kept as content")
         else:
-            reason = call.error or "no tool name was found"
+            reason = call.error or (call.walk.error if call.walk is not None else None) or "no tool name was found"
             self._diagnose("malformed_tool_call", call.start, f"{reason}; the block is kept as content")
         text = "".join(call.raw)[call.hidden :]
         if not text:

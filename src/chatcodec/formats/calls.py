@@ -1,0 +1,492 @@
+"""Call syntaxes: how models write tool calls.
+
+A call syntax is a grammar piece (``grammars/calls/<shape>.lark``: the rules of one shape of
+call, with generic terminal names) plus the spellings of its terminals, and the reader that
+reads a call's body (``chatcodec/parse/readers.py``) with its options. Syntaxes of one shape
+differ only in spellings and options: Qwen3-Coder, Seed, MiniMax and DeepSeek's DSML are all
+``xml_parameters``; Jamba, Apriel, Nemotron, Cohere and Apertus write JSON lists in tags.
+
+A template is given the syntax whose grammar reads back the calls the template itself renders
+(``chatcodec.formats.derived``): never one it does not write.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from chatcodec.formats.framing import terminal
+from chatcodec.resources import grammar_text
+
+_TERMINAL_NAME = re.compile(r"\b[A-Z][A-Z_]*\b")
+
+
+@dataclass(frozen=True)
+class CallSyntax:
+    """One way of writing tool calls (see the module docstring)."""
+
+    name: str
+    piece: str  # grammars/calls/<piece>.lark
+    reader: str  # a key of chatcodec.parse.readers.READERS
+    description: str
+    call_open: frozenset[str] = frozenset({"CALL_OPEN"})
+    call_close: frozenset[str] = frozenset({"CALL_CLOSE"})
+    # Spellings of the piece's terminals (pieces that spell their own leave this empty).
+    spellings: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # Text a template's rendered call must hold for this syntax to be tried on it.
+    markers: tuple[str, ...] = ()
+    # Text that, written in a tools prompt that tells the model how to call, names this syntax
+    # (for templates that render no calls themselves: Granite 3's "respond with <|tool_call|>").
+    instructed_by: tuple[str, ...] = ()
+    reader_options: tuple[tuple[str, object], ...] = ()
+    # Calls are the whole answer: no content before them.
+    whole_turn: bool = False
+    # A call with no closing tag ends with the answer (or at the next call).
+    closes_at_end: bool = False
+    # Terminals whose spelling equals another's are the same terminal in the grammar.
+    aliases: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
+
+    def grammar(self) -> str:
+        rules = grammar_text(f"calls/{self.piece}")
+        definitions: dict[str, tuple[str, ...]] = {}
+        renames: dict[str, str] = {}
+        for name, options in self.spellings:
+            same = next((other for other, spelled in definitions.items() if set(spelled) == set(options)), None)
+            if same is not None:
+                renames[name] = same
+            else:
+                definitions[name] = options
+        if renames:
+            rules = _TERMINAL_NAME.sub(lambda m: renames.get(m.group(), m.group()), rules)
+        return "\n".join([rules, *(terminal(name, options) for name, options in definitions.items())])
+
+    def delimiters(self) -> list[str]:
+        """Every spelling of the syntax's delimiters."""
+        if self.spellings:
+            return [spelling for _, options in self.spellings for spelling in options]
+        return re.findall(r'^[A-Z_]+: "(.*)"$', grammar_text(f"calls/{self.piece}"), re.MULTILINE)
+
+    def terminal_of(self, name: str) -> str:
+        """The terminal a piece's name became (two spelled alike are one)."""
+        options = dict(self.spellings).get(name)
+        if options is None:
+            return name
+        for other, spelled in self.spellings:
+            if set(spelled) == set(options):
+                return other
+        return name  # pragma: no cover - the loop finds the name itself
+
+    @property
+    def options(self) -> dict[str, object]:
+        return dict(self.reader_options)
+
+
+def around(literal: str, *, before: str = "", after: str = "") -> tuple[str, ...]:
+    """``literal`` with each of ``before`` and ``after`` written or left out (the whitespace
+    templates put around tags, which models also leave out)."""
+    out = {literal}
+    if before:
+        out |= {before + s for s in out}
+    if after:
+        out |= {s + after for s in out}
+    return tuple(sorted(out, key=lambda s: (len(s), s)))
+
+
+def spelled(*pairs: tuple[str, Iterable[str]]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    return tuple((name, tuple(options)) for name, options in pairs)
+
+
+# -- fixed pieces ---------------------------------------------------------------------------------
+
+HERMES = CallSyntax(
+    name="hermes",
+    piece="hermes",
+    reader="json_object",
+    description='<tool_call>{"name": …, "arguments": {…}}</tool_call>',
+    markers=("<tool_call>",),
+    instructed_by=("within <tool_call></tool_call> XML tags",),
+)
+DEEPSEEK = CallSyntax(
+    name="deepseek",
+    piece="deepseek",
+    reader="name_then_arguments",
+    description="<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{…}<｜tool▁call▁end｜>…",
+    call_open=frozenset({"CALL_BEGIN"}),
+    call_close=frozenset({"CALL_END"}),
+)
+DEEPSEEK_V3 = CallSyntax(
+    name="deepseek_v3",
+    piece="deepseek_v3",
+    reader="name_then_arguments",
+    description="<｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\\n```json\\n{…}\\n```<｜tool▁call▁end｜>",
+    call_open=frozenset({"CALL_BEGIN"}),
+    call_close=frozenset({"CALL_END"}),
+)
+
+# -- JSON in tags ---------------------------------------------------------------------------------
+
+LFM2_JSON = CallSyntax(
+    name="lfm2_json",
+    piece="object_in_tags",
+    reader="json_object",
+    description='<|tool_call_start|>{"name": …, "arguments": {…}}<|tool_call_end|>',
+    spellings=spelled(
+        ("CALL_OPEN", around("<|tool_call_start|>", before="\n", after="\n")),
+        ("CALL_CLOSE", around("<|tool_call_end|>", before="\n", after="\n")),
+    ),
+    markers=("<|tool_call_start|>", '"name"'),
+)
+GIGACHAT = CallSyntax(
+    name="gigachat",
+    piece="object_after_tag",
+    reader="json_object",
+    description='<|function_call|>{"name": …, "arguments": {…}}',
+    closes_at_end=True,
+    spellings=spelled(("CALL_OPEN", ("<|function_call|>",))),
+    markers=("<|function_call|>",),
+)
+
+
+def _json_list(name: str, opening: str, closing: str, description: str, **options: object) -> CallSyntax:
+    return CallSyntax(
+        name=name,
+        piece="list_in_tags",
+        reader="json_list",
+        description=description,
+        spellings=spelled(
+            ("CALL_OPEN", around(opening, before="\n", after="\n")),
+            ("CALL_CLOSE", around(closing, before="\n", after="\n")),
+        ),
+        markers=(opening, closing),
+        reader_options=tuple(options.items()),
+    )
+
+
+JSON_LISTS = (
+    _json_list("tool_calls_list", "<tool_calls>", "</tool_calls>", '<tool_calls>[{"name": …, "arguments": {…}}]</tool_calls>'),
+    _json_list("toolcall_list", "<TOOLCALL>", "</TOOLCALL>", '<TOOLCALL>[{"name": …, "arguments": {…}}]</TOOLCALL>'),
+    _json_list(
+        "cohere",
+        "<|START_ACTION|>",
+        "<|END_ACTION|>",
+        '<|START_ACTION|>[{"tool_call_id": "0", "tool_name": …, "parameters": {…}}]<|END_ACTION|>',
+        name_keys=("tool_name", "name"),
+        id_keys=("tool_call_id",),
+    ),
+    _json_list(
+        "apertus",
+        "<|tools_prefix|>",
+        "<|tools_suffix|>",
+        '<|tools_prefix|>[{"NAME": {…}}]<|tools_suffix|>',
+        name_as_key=True,
+    ),
+)
+GRANITE = CallSyntax(
+    name="granite",
+    piece="list_after_tag",
+    reader="json_list",
+    description='<|tool_call|>[{"name": …, "arguments": {…}}]',
+    closes_at_end=True,
+    spellings=spelled(("CALL_OPEN", around("<|tool_call|>", after=" "))),
+    markers=("<|tool_call|>",),
+    instructed_by=("<|tool_call|> followed by a JSON list",),
+)
+MISTRAL_LIST = CallSyntax(
+    name="mistral_list",
+    piece="list_after_tag",
+    reader="json_list",
+    description='[TOOL_CALLS][{"name": …, "arguments": {…}, "id": "…"}]',
+    closes_at_end=True,
+    spellings=spelled(("CALL_OPEN", around("[TOOL_CALLS]", after=" "))),
+    markers=("[TOOL_CALLS]",),
+)
+FUNCTOOLS = CallSyntax(
+    name="functools",
+    piece="list_after_tag",
+    reader="json_list",
+    description='functools[{"name": …, "arguments": {…}}]',
+    closes_at_end=True,
+    spellings=spelled(("CALL_OPEN", ("functools", " functools"))),
+    markers=("functools[",),
+)
+LLAMA_JSON = CallSyntax(
+    name="llama_json",
+    piece="objects_whole_turn",
+    reader="json_object",
+    description='{"name": …, "parameters": {…}} as the whole answer; several joined by ";"',
+    whole_turn=True,
+    closes_at_end=True,
+    call_open=frozenset({"CALL_OPEN", "CALL_NEXT"}),
+    call_close=frozenset({"CALL_NEXT"}),
+    spellings=spelled(
+        ("CALL_OPEN", ("{", "<|python_tag|>{", " {", "\n{")),
+        ("CALL_NEXT", (";{", "; {", ";\n{", "; \n{")),
+    ),
+    markers=('{"name"', '"parameters"'),
+    reader_options=(("opened", True),),
+)
+BARE_LIST = CallSyntax(
+    name="json_list",
+    piece="list_whole_turn",
+    reader="json_list",
+    description='[{"name": …, "arguments": {…}}] as the whole answer',
+    whole_turn=True,
+    closes_at_end=True,
+    spellings=spelled(("CALL_OPEN", ("[", " [", "\n["))),
+    markers=('[{"name"',),
+    reader_options=(("opened", True),),
+)
+
+# -- a name, then the arguments -------------------------------------------------------------------
+
+KIMI = CallSyntax(
+    name="kimi",
+    piece="name_arguments",
+    reader="name_then_arguments",
+    description="<|tool_calls_section_begin|><|tool_call_begin|>functions.NAME:0<|tool_call_argument_begin|>{…}<|tool_call_end|>…",
+    call_open=frozenset({"CALL_BEGIN"}),
+    call_close=frozenset({"CALL_END"}),
+    spellings=spelled(
+        ("CALLS_BEGIN", ("<|tool_calls_section_begin|>",)),
+        ("CALLS_END", ("<|tool_calls_section_end|>",)),
+        ("CALL_BEGIN", ("<|tool_call_begin|>",)),
+        ("CALL_SEP", ("<|tool_call_argument_begin|>",)),
+        ("CALL_END", ("<|tool_call_end|>",)),
+    ),
+    markers=("<|tool_call_begin|>",),
+    # functions.get_weather:0 -> name get_weather, and the whole is the call's id.
+    reader_options=(("name_pattern", r"^(?:functions\.)?(?P<name>.+?)(?::\d+)?$"), ("name_is_id", True)),
+)
+FUNCTIONARY = CallSyntax(
+    name="functionary",
+    piece="name_arguments_plain",
+    reader="name_then_arguments",
+    description="<function=NAME>{…}</function>",
+    call_open=frozenset({"CALL_BEGIN"}),
+    call_close=frozenset({"CALL_END"}),
+    spellings=spelled(
+        ("CALL_BEGIN", ("<function=",)),
+        ("CALL_SEP", (">",)),
+        ("CALL_END", ("</function>",)),
+    ),
+    markers=("<function=",),
+)
+MISTRAL = CallSyntax(
+    name="mistral",
+    piece="name_arguments_open",
+    reader="name_then_arguments",
+    description="[TOOL_CALLS]NAME[CALL_ID]ID[ARGS]{…}",
+    call_open=frozenset({"CALL_BEGIN"}),
+    call_close=frozenset({"CALL_BEGIN"}),
+    closes_at_end=True,
+    spellings=spelled(
+        ("CALL_BEGIN", ("[TOOL_CALLS]",)),
+        ("ID_SEP", ("[CALL_ID]",)),
+        ("CALL_SEP", ("[ARGS]",)),
+    ),
+    markers=("[TOOL_CALLS]", "[ARGS]"),
+)
+
+HARMONY = CallSyntax(
+    name="harmony",
+    piece="name_arguments_plain",
+    reader="name_then_arguments",
+    description="<|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{…}<|call|>",
+    call_open=frozenset({"CALL_BEGIN"}),
+    call_close=frozenset({"CALL_END"}),
+    spellings=spelled(
+        (
+            "CALL_BEGIN",
+            (
+                " to=functions.",
+                "<|channel|>commentary to=functions.",
+                "<|channel|>analysis to=functions.",
+                "<|start|>assistant to=functions.",
+                "<|start|>assistant<|channel|>commentary to=functions.",
+            ),
+        ),
+        (
+            "CALL_SEP",
+            (
+                "<|message|>",
+                " <|constrain|>json<|message|>",
+                "<|constrain|>json<|message|>",
+                " json<|message|>",
+                "<|channel|>commentary json<|message|>",
+                "<|channel|>commentary<|message|>",
+                "<|channel|>commentary <|constrain|>json<|message|>",
+            ),
+        ),
+        ("CALL_END", ("<|call|>",)),
+    ),
+    markers=("to=functions.",),
+)
+
+# -- XML parameters -------------------------------------------------------------------------------
+
+
+def _xml(
+    name: str,
+    description: str,
+    *,
+    call_open: tuple[str, ...],
+    name_end: tuple[str, ...],
+    param_open: tuple[str, ...],
+    param_name_end: tuple[str, ...],
+    param_close: tuple[str, ...],
+    call_close: tuple[str, ...],
+    markers: tuple[str, ...],
+    calls_begin: tuple[str, ...] = (),
+    calls_end: tuple[str, ...] = (),
+    **options: object,
+) -> CallSyntax:
+    pairs: list[tuple[str, Iterable[str]]] = [
+        ("CALL_OPEN", call_open),
+        ("PARAM_OPEN", param_open),
+        ("PARAM_NAME_END", param_name_end),
+        ("PARAM_CLOSE", param_close),
+        ("CALL_CLOSE", call_close),
+    ]
+    if name_end:
+        pairs.insert(1, ("NAME_END", name_end))
+    if calls_begin:
+        pairs += [("CALLS_BEGIN", calls_begin), ("CALLS_END", calls_end)]
+    piece = "xml_parameters_bare_name" if not name_end else "xml_parameters_section" if calls_begin else "xml_parameters"
+    return CallSyntax(
+        name=name,
+        piece=piece,
+        reader="xml_parameters",
+        description=description,
+        spellings=spelled(*pairs),
+        markers=markers,
+        reader_options=tuple(options.items()),
+    )
+
+
+QWEN3_CODER = _xml(
+    "qwen3_coder",
+    "<tool_call><function=NAME><parameter=KEY>VALUE</parameter></function></tool_call>",
+    call_open=tuple(s + "<function=" for s in around("<tool_call>", before="\n", after="\n")),
+    name_end=around(">", after="\n"),
+    param_open=around("<parameter=", before="\n"),
+    param_name_end=around(">", after="\n"),
+    param_close=around("</parameter>", before="\n", after="\n"),
+    call_close=tuple(s + "</tool_call>" for s in around("</function>", before="\n", after="\n")),
+    markers=("<function=", "<parameter="),
+)
+SEED = _xml(
+    "seed",
+    "<seed:tool_call><function=NAME><parameter=KEY>VALUE</parameter></function></seed:tool_call>",
+    call_open=tuple(s + "<function=" for s in around("<seed:tool_call>", before="\n", after="\n")),
+    name_end=around(">", after="\n"),
+    param_open=around("<parameter=", before="\n"),
+    param_name_end=around(">", after="\n"),
+    param_close=around("</parameter>", before="\n", after="\n"),
+    call_close=tuple(s + "</seed:tool_call>" for s in around("</function>", before="\n", after="\n")),
+    markers=("<seed:tool_call>", "<function="),
+)
+
+
+def _invoke(name: str, prefix: str, section: str, description: str, **options: object) -> CallSyntax:
+    return _xml(
+        name,
+        description,
+        calls_begin=around(f"<{prefix}{section}>", before="\n", after="\n"),
+        calls_end=around(f"</{prefix}{section}>", before="\n", after="\n"),
+        call_open=around(f'<{prefix}invoke name="', before="\n"),
+        name_end=around('">', after="\n"),
+        param_open=around(f'<{prefix}parameter name="', before="\n"),
+        param_name_end=options.pop("param_name_end", around('">', after="\n")),  # type: ignore[arg-type]
+        param_close=around(f"</{prefix}parameter>", after="\n"),
+        call_close=around(f"</{prefix}invoke>", before="\n", after="\n"),
+        markers=(f"<{prefix}invoke name=",),
+        **options,
+    )
+
+
+MINIMAX = _invoke(
+    "minimax",
+    "",
+    "minimax:tool_call",
+    '<minimax:tool_call><invoke name="NAME"><parameter name="KEY">VALUE</parameter></invoke></minimax:tool_call>',
+)
+MUSE = _invoke(
+    "atem",
+    "atem:",
+    "function_calls",
+    '<atem:function_calls><atem:invoke name="NAME"><atem:parameter name="KEY">VALUE</atem:parameter>…',
+)
+DSML = _invoke(
+    "dsml",
+    "｜DSML｜",
+    "function_calls",
+    '<｜DSML｜function_calls><｜DSML｜invoke name="NAME"><｜DSML｜parameter name="KEY" string="true">VALUE…',
+    param_name_end=('" string="true">', '" string="false">'),
+    # The parameter's own flag says whether its value is a string or JSON.
+    typed_by={'" string="true">': "string", '" string="false">': "json"},
+)
+GLM = _xml(
+    "glm",
+    "<tool_call>NAME<arg_key>KEY</arg_key><arg_value>VALUE</arg_value></tool_call>",
+    call_open=around("<tool_call>", before="\n"),
+    name_end=(),
+    param_open=around("<arg_key>", before="\n"),
+    param_name_end=tuple(a + b for a in around("</arg_key>", after="\n") for b in ("<arg_value>",)),
+    param_close=around("</arg_value>", after="\n"),
+    call_close=around("</tool_call>", before="\n"),
+    markers=("<arg_key>",),
+)
+
+# -- Python calls, Gemma's calls ------------------------------------------------------------------
+
+PYTHONIC = CallSyntax(
+    name="pythonic",
+    piece="pythonic_in_tags",
+    reader="pythonic",
+    description='<|tool_call_start|>[get_weather(city="Paris"), f(x=1)]<|tool_call_end|>',
+    spellings=spelled(
+        ("CALL_OPEN", around("<|tool_call_start|>", before="\n", after="\n")),
+        ("CALL_CLOSE", around("<|tool_call_end|>", before="\n", after="\n")),
+    ),
+    markers=("<|tool_call_start|>",),
+)
+GEMMA = CallSyntax(
+    name="gemma",
+    piece="gemma",
+    reader="gemma",
+    description='<|tool_call>call:NAME{key:<|"|>value<|"|>}<tool_call|>',
+    spellings=spelled(
+        ("CALL_OPEN", ("<|tool_call>call:",)),
+        ("ARGS_OPEN", ("{",)),
+        ("CALL_CLOSE", ("<tool_call|>",)),
+    ),
+    markers=("<|tool_call>call:",),
+)
+
+# Tried in this order on a template's rendered calls; the first whose grammar reads them back
+# is the template's. More specific syntaxes come before the ones they contain.
+CANDIDATES: tuple[CallSyntax, ...] = (
+    QWEN3_CODER,
+    SEED,
+    GLM,
+    MINIMAX,
+    MUSE,
+    DSML,
+    HERMES,
+    KIMI,
+    MISTRAL,
+    MISTRAL_LIST,
+    GRANITE,
+    *JSON_LISTS,
+    FUNCTOOLS,
+    LFM2_JSON,
+    PYTHONIC,
+    GIGACHAT,
+    GEMMA,
+    HARMONY,
+    FUNCTIONARY,
+    LLAMA_JSON,
+    BARE_LIST,
+)
+CALL_SYNTAXES: dict[str, CallSyntax] = {s.name: s for s in (*CANDIDATES, DEEPSEEK, DEEPSEEK_V3)}
