@@ -116,13 +116,24 @@ def test_named_formats_compose_from_pieces() -> None:
         format_named("nope")
 
 
-def test_a_template_whose_call_syntax_is_unknown_parses_content_and_reasoning() -> None:
-    codec = chatcodec.load(template("Qwen3-Coder-30B-A3B-Instruct"))
+# ChatML, with calls written in a syntax no model uses: ``CALL name(json)``.
+INVENTED_CALLS = (
+    "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content or '' }}"
+    "{% for c in m.tool_calls or [] %}CALL {{ c.function.name }}({{ c.function.arguments | tojson }}){% endfor %}"
+    "<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+def test_a_template_whose_call_syntax_is_unknown_parses_content_and_reasoning(tmp_path: Path) -> None:
+    path = tmp_path / "invented.jinja"
+    path.write_text(INVENTED_CALLS)
+    codec = chatcodec.load(path)
     assert codec.format.calls is None
     assert "does not read yet" in (codec.format.calls_note or "")
-    completion = "Sure.\n<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>"
+    assert "CALL cc_probe_tool(" in (codec.format.calls_note or "")  # the note shows what it wrote
+    completion = 'Sure.\nCALL get_weather({"city": "Paris"})<|im_end|>'
     result = codec.parse_detailed(completion)
-    assert result.message.content == completion and result.message.tool_calls is None
+    assert result.message.content == completion.removesuffix("<|im_end|>") and result.message.tool_calls is None
 
 
 # -- inspect ------------------------------------------------------------------------------------
@@ -138,7 +149,8 @@ def test_inspect_prints_the_framing_reasoning_calls_and_capabilities(capsys: pyt
     path = str(template("Llama-3.1-8B-Instruct"))
     assert main(["inspect", "-t", path]) == 0
     out = capsys.readouterr().out
-    assert "calls: not parsed (the template writes calls in a syntax chatcodec does not read yet" in out
+    assert 'calls: llama_json  {"name": …, "parameters": {…}} as the whole answer' in out
+    assert "  tools block (user): begins 'Given the following functions" in out
     assert "  parallel calls: no" in out  # Llama 3.1 raises on two calls
 
 

@@ -38,11 +38,14 @@ class ToolCallArgumentsDelta:
 @dataclass(frozen=True, slots=True)
 class ToolCallEnd:
     """The call is complete: ``arguments`` is the whole JSON text, ``parsed`` its value
-    (``None`` when the text is not valid JSON; a diagnostic says so)."""
+    (``None`` when the text is not valid JSON; a diagnostic says so). ``id`` is set when the
+    model wrote the call's id after its start (Mistral writes ``"id"`` after the arguments):
+    it replaces the id ``ToolCallStart`` announced."""
 
     index: int
     arguments: str
     parsed: Any
+    id: str | None = None
 
 
 DiagnosticKind = Literal[

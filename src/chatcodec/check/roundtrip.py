@@ -277,7 +277,9 @@ def _compare_tool_calls(index: int, before: Message, after: Message) -> list[Los
             )
         )
         return losses
-    if any(call.id for call in old):
+    # A parsed call has the id its text gives, or a fresh one: an id given and not read back
+    # was not rendered.
+    if any(a.id and a.id != b.id for a, b in zip(old, new)):
         losses.append(Loss("tool_call_id_not_rendered", "tool_call id not rendered", index, "tool_calls[].id"))
     for i, (a, b) in enumerate(zip(old, new)):
         where = f"tool_calls[{i}]"

@@ -200,6 +200,7 @@ MISTRAL_LIST = CallSyntax(
     closes_at_end=True,
     spellings=spelled(("CALL_OPEN", around("[TOOL_CALLS]", after=" "))),
     markers=("[TOOL_CALLS]",),
+    reader_options=(("id_keys", ("id",)),),
 )
 FUNCTOOLS = CallSyntax(
     name="functools",

@@ -43,6 +43,8 @@ def describe(template_name: str, found: Format, render: Render, template_source:
                 "begin_without_system_prompt": block.begin_alone,
                 "separator": block.separator,
                 "end": block.end,
+                "end_without_system_prompt": block.end_alone,
+                "notation": block.notation,
                 "definitions": "function only"
                 if block.wraps_function
                 else "whole tool"

@@ -33,9 +33,14 @@ class ToolsBlock:
     # ``begin`` as written when there is no system message (the turn then holds the block
     # alone, or after a default system prompt); None when it is the same.
     begin_alone: str | None = None
-    # Where the block sits: in the system turn after the system prompt or before it, or in the
-    # text before the first turn (``begin`` and ``end`` then hold that text around the tools).
-    placement: Literal["after", "before", "prefix"] = "after"
+    # Where the block sits: in the system turn after the system prompt, before it, or inside
+    # its footer; at the start of the first user turn; as a turn of its own; or in the text
+    # before the first turn (``begin`` and ``end`` then hold that text around the tools).
+    placement: Literal["after", "before", "footer", "prefix", "user", "turn"] = "after"
+    # How a definition is written: JSON, or a Python literal (``tool | string`` in Jinja).
+    notation: Literal["json", "python"] = "json"
+    # ``end`` as written when there is no system message, when it differs.
+    end_alone: str | None = None
 
 
 @dataclass(frozen=True)
@@ -58,10 +63,15 @@ class Framing:
     system: SystemPlacement = "turn"
     # Between two tool results the template merges into one turn ("" when it does not merge).
     tool_separator: str = ""
+    # The tool turn's header is followed by the call's id and then this (Mistral's
+    # ``[TOOL_RESULTS]a1b2c3d4e[TOOL_CONTENT]``); "" when the header holds no id.
+    tool_id_close: str = ""
     generation_prompt: str = ""
     # What the generation prompt writes after the assistant header, under which template keywords.
     prefills: tuple[tuple[str, tuple[tuple[str, object], ...]], ...] = ()
     tools_block: ToolsBlock | None = None
+    # Delimiters the template spells otherwise when there are tools: (spelling, with tools).
+    tools_variants: tuple[tuple[str, str], ...] = ()
     # The system prompt opens the first user turn, whose text follows the system footer with
     # no user header (Llama 2's ``[INST] <<SYS>>...<</SYS>>`` then the user's text).
     system_opens_user: bool = False
@@ -121,6 +131,8 @@ class FramingPiece:
     prefix_terminal: str | None
     lead_terminal: str | None = None
     answer_open_terminal: str | None = None
+    # How each rendered tool definition is written: "json" or "python" (a Python literal).
+    tools_notation: str = "json"
     # Footers made of whitespace alone, per role: no delimiter, so at the end of a text they
     # stay in the last message's content until the reader gives them back.
     loose_footers: dict[str, str] = field(default_factory=dict)
@@ -204,6 +216,10 @@ def grammar_piece(framing: Framing, reserved: frozenset[str] = frozenset()) -> F
         names[(role, part)] = name
         definitions[name] = set(options)
     _merge_overlaps(names, definitions)
+    for plain_spelling, with_tools in framing.tools_variants:
+        for options in definitions.values():
+            if plain_spelling in options:
+                options.add(with_tools)
     claimed = set(reserved).union(*definitions.values()) if definitions else set(reserved)
 
     def optional(name: str, options: set[str]) -> str | None:
@@ -221,24 +237,35 @@ def grammar_piece(framing: Framing, reserved: frozenset[str] = frozenset()) -> F
         claimed.update(options)
         return name
 
-    prefix_terminal = optional("PREFIX", {framing.prefix}) if framing.prefix else None
-    default_system_terminal = optional("DEFAULT_SYSTEM", {framing.default_system}) if framing.default_system else None
+    variants = dict(framing.tools_variants)
+    prefix_terminal = (
+        optional("PREFIX", {framing.prefix, variants.get(framing.prefix, framing.prefix)}) if framing.prefix else None
+    )
+    default_system_terminal = (
+        optional("DEFAULT_SYSTEM", {framing.default_system, variants.get(framing.default_system, framing.default_system)})
+        if framing.default_system
+        else None
+    )
     block = framing.tools_block
     tool_separator_terminal = None
     if block is not None:
         begins = {block.begin} | ({block.begin_alone} if block.begin_alone else set())
-        separator_ok = not block.separator or block.separator not in begins | {block.end}
-        if not (separator_ok and begins.isdisjoint(claimed) and block.end not in claimed | begins):
+        ends = {block.end} | ({block.end_alone} if block.end_alone else set())
+        separator_ok = not block.separator or block.separator not in begins | ends
+        if not (separator_ok and begins.isdisjoint(claimed) and ends.isdisjoint(claimed | begins)):
             block = None
         else:
             optional("TOOLS_BEGIN", begins)
-            optional("TOOLS_END", {block.end})
+            optional("TOOLS_END", ends)
             if block.separator:
                 tool_separator_terminal = optional("TOOL_SEPARATOR", {block.separator})
                 if tool_separator_terminal is None:
                     block = None
     tool_separator = framing.tool_separator if "tool" in headers else ""
     tool_next = optional("TOOL_RESPONSE_NEXT", {tool_separator}) if tool_separator else None
+    id_close_terminal = (
+        optional("TOOL_ID_END", {framing.tool_id_close}) if framing.tool_id_close and "tool" in headers else None
+    )
     lead_terminal = optional("LEAD", {lead}) if lead else None
     answer_open_terminal = optional("ANSWER_OPEN", {framing.answer_open}) if framing.answer_open else None
 
@@ -247,6 +274,7 @@ def grammar_piece(framing: Framing, reserved: frozenset[str] = frozenset()) -> F
         top = [f"({prefix_terminal} | tools)?" if prefix_terminal else "tools?"]
     else:
         top = [f"{prefix_terminal}?"] if prefix_terminal else []
+    in_footer = block is not None and block.placement == "footer"
     if default_system_terminal:
         top.append(f"{default_system_terminal}?")
     leading_text_role = None
@@ -262,8 +290,10 @@ def grammar_piece(framing: Framing, reserved: frozenset[str] = frozenset()) -> F
         rules.append(f"tools: TOOLS_BEGIN TOOL_DEFINITION?{separator} TOOLS_END")
 
     def body(role: str) -> str:
-        if block is not None and role == "system" and block.placement != "prefix":
+        if block is not None and role == "system" and block.placement in ("before", "after"):
             return "tools? CONTENT?" if block.placement == "before" else "(CONTENT | CONTENT? tools)?"
+        if block is not None and role == "user" and block.placement == "user":
+            return "tools? CONTENT?"
         return "CONTENT?"
 
     assistant_header = names.get(("assistant", "header"))
@@ -274,11 +304,12 @@ def grammar_piece(framing: Framing, reserved: frozenset[str] = frozenset()) -> F
             if framing.system == "leading":
                 leading_text_role = "system"
                 system_footer = names.get(("system", "footer"))
+                leading = body("system")
                 if system_footer:
-                    top.append(f"(CONTENT? {system_footer})?")
+                    top.append(f"({leading} {system_footer})?")
                     turn_ends.add(system_footer)
                 else:
-                    top.append("CONTENT?")
+                    top.append(leading)
             continue
         header = names.get((role, "header"))
         footer = names.get((role, "footer"))
@@ -304,10 +335,15 @@ def grammar_piece(framing: Framing, reserved: frozenset[str] = frozenset()) -> F
             rules.append(rule)
             turn_roles[header] = role
             continue
+        if role == "tool" and id_close_terminal:
+            rule = f"{role}_turn: {header} TOOL_CALL_ID? {id_close_terminal} {body(role)}"
         if role == "tool" and tool_next:
             message_separators.add(tool_next)
             rule += f" ({tool_next} CONTENT?)*"
-        if footer:
+        if footer and role == "system" and in_footer:
+            rule += f" ({footer} | tools)"  # the block ends the turn, its footer in its end
+            turn_ends.add(footer)
+        elif footer:
             rule += f" {footer}"
             turn_ends.add(footer)
         if not assistant_header and role in ("user", "tool"):
@@ -324,10 +360,13 @@ def grammar_piece(framing: Framing, reserved: frozenset[str] = frozenset()) -> F
         turn_ends.add(end_name)
     if not turns:
         raise GrammarError(f"framing {framing.name!r} has no turn with a header")
+    if block is not None and block.placement == "turn":
+        turns.append("tools")  # a turn of its own, where the template puts it
     transcript = "transcript: " + " ".join([*top, "turn*"])
     lines = [transcript, "?turn: " + " | ".join(turns), *rules]
     lines += [terminal(name, sorted(options)) for name, options in definitions.items()]
     declared = ["CONTENT"] + (["TOOL_DEFINITION"] if block is not None else [])
+    declared += ["TOOL_CALL_ID"] if id_close_terminal else []
     lines.append("%declare " + " ".join(declared))
     return FramingPiece(
         grammar="\n".join(lines) + "\n",
@@ -343,6 +382,7 @@ def grammar_piece(framing: Framing, reserved: frozenset[str] = frozenset()) -> F
         headless_user_after_system=headless_user_after_system,
         tools_alone=frozenset({block.begin_alone}) if block is not None and block.begin_alone else frozenset(),
         tools_wrap_function=block.wraps_function if block is not None else False,
+        tools_notation=block.notation if block is not None else "json",
         default_system_terminal=default_system_terminal,
         prefix_terminal=prefix_terminal,
         lead_terminal=lead_terminal,

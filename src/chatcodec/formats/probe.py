@@ -10,6 +10,7 @@ system prompt. Nothing here knows any model: only the template's output is read.
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -382,111 +383,223 @@ def _prefills(probes: Probes, default_prompt: str, assistant_header: str) -> tup
     return tuple(sorted(found.items(), key=lambda item: item[0]))
 
 
+# Ids a template may require on calls, in the shapes templates check: none, Kimi's
+# "functions.NAME:INDEX", Mistral's nine letters and digits.
+CALL_ID_STYLES: tuple[tuple[str, str] | None, ...] = (
+    None,
+    ("functions.cc_probe_tool:0", "functions.cc_probe_tool:1"),
+    ("a1b2c3d4e", "f5g6h7i8j"),
+)
+
+
+def _call_and_results(ids: tuple[str, str] | None, results: Sequence[str]) -> list[dict[str, Any]]:
+    """A user message, an assistant turn calling the probe tool once per result, the results."""
+    calls = [probe_call(PROBE_TOOL, f"v{i + 1}") for i in range(len(results))]
+    tool_messages: list[dict[str, Any]] = [{"role": "tool", "content": result} for result in results]
+    if ids is not None:
+        calls = [{**call, "id": id_} for call, id_ in zip(calls, ids)]
+        tool_messages = [{**message, "tool_call_id": id_} for message, id_ in zip(tool_messages, ids)]
+    return [_user(), _assistant("", tool_calls=calls), *tool_messages]
+
+
 def _with_tool_role(probes: Probes, framing: Framing) -> Framing:
     """Frame the tool role from a tool call and its result (where the template renders them)."""
-    call = _assistant("", tool_calls=[probe_call(PROBE_TOOL, "v1")])
-    one = probes.get(
-        "ua(call)t", [_user(), call, {"role": "tool", "content": TOOL_RESULT}], tools=[probe_tool(PROBE_TOOL)]
-    )
-    if one is None or TOOL_RESULT not in one:
-        return framing
-    end = framing.footers.get("assistant", "")
-    before = one[: one.index(TOOL_RESULT)]
-    after_user = before[before.index(USER) + len(USER) :] if USER in before else before
-    if end and end in after_user:
-        header = after_user[after_user.rindex(end) + len(end) :]
+    tools = [probe_tool(PROBE_TOOL)]
+    for ids in CALL_ID_STYLES:
+        tag = f"|{ids[0]}" if ids else ""
+        one = probes.get("ua(call)t" + tag, _call_and_results(ids, [TOOL_RESULT]), tools=tools)
+        if one is not None and TOOL_RESULT in one:
+            break
     else:
         return framing
+    before = one[: one.index(TOOL_RESULT)]
+    header = _tool_header(probes, framing, before, ids, tag)
     footer = one[one.index(TOOL_RESULT) + len(TOOL_RESULT) :]
-    if not header or header == framing.headers.get("user") or PROBE_TOOL in header:
+    id_close = ""
+    if ids is not None and ids[0] in header and header.index(ids[0]) > 0:
+        # The header names the call it answers: the id is the message's, not the template's.
+        at = header.index(ids[0])
+        header, id_close = header[:at], header[at + len(ids[0]) :]
+        if not id_close:
+            return framing
+    if not header or header == framing.headers.get("user") or PROBE_TOOL in header + id_close:
         # No header of its own, or the result is written inside the assistant's turn.
         return framing
-    two_calls = _assistant("", tool_calls=[probe_call(PROBE_TOOL, "v1"), probe_call(PROBE_TOOL, "v2")])
-    two = probes.get(
-        "ua(call,call)tt",
-        [_user(), two_calls, {"role": "tool", "content": TOOL_RESULT}, {"role": "tool", "content": TOOL_RESULT_2}],
-        tools=[probe_tool(PROBE_TOOL)],
-    )
+    two = probes.get("ua(call,call)tt" + tag, _call_and_results(ids, [TOOL_RESULT, TOOL_RESULT_2]), tools=tools)
     separator = ""
     if two is not None and TOOL_RESULT_2 in two:
         between = _between(two, TOOL_RESULT, TOOL_RESULT_2) or ""
-        if between != footer + header:
+        second_header = header + ids[1] + id_close if id_close and ids is not None else header
+        if between != footer + second_header:
             separator = between
     headers = {**framing.headers, "tool": header}
     footers = {**framing.footers, "tool": footer}
-    return _replace(framing, headers=headers, footers=footers, tool_separator=separator)
+    return _replace(framing, headers=headers, footers=footers, tool_separator=separator, tool_id_close=id_close)
+
+
+def _tool_header(probes: Probes, framing: Framing, before: str, ids: tuple[str, str] | None, tag: str) -> str:
+    """The tool turn's header: what follows the assistant's footer before the result, or (an
+    assistant turn with no footer) what the result's turn adds to the render without it."""
+    end = framing.footers.get("assistant", "")
+    after_user = before[before.index(USER) + len(USER) :] if USER in before else before
+    if end and end in after_user:
+        return after_user[after_user.rindex(end) + len(end) :]
+    if end:
+        return ""
+    without = probes.get("ua(call)" + tag, _call_and_results(ids, [TOOL_RESULT])[:2], tools=[probe_tool(PROBE_TOOL)])
+    if without is None or not before.startswith(without) or PROBE_TOOL not in without:
+        return ""
+    return before[len(without) :]
 
 
 def _with_tools_block(probes: Probes, framing: Framing) -> Framing:
     """Find the block the template writes for tool definitions: in the system turn (after the
-    system prompt or before it), or in the text before the first turn (a fixed preamble)."""
-    if framing.system not in ("turn", "none"):
+    system prompt, before it, or in its footer), at the start of the user's turn, as a turn of
+    its own, or in the text before the first turn. Text the template adds elsewhere when there
+    are tools (Llama's "Environment: ipython" in the system header) becomes another spelling of
+    the delimiter it lands in."""
+    if framing.system not in ("turn", "none", "leading"):
         return framing
-    messages = [{"role": "system", "content": SYSTEM}, _user()] if framing.system == "turn" else [_user()]
-    key = "su" if framing.system == "turn" else "u"
+    with_system = framing.system in ("turn", "leading")
+    messages = [{"role": "system", "content": SYSTEM}, _user()] if with_system else [_user()]
+    key = "su" if with_system else "u"
     plain = probes.get(key, messages)
     one = probes.get(key + "+tool", messages, tools=[probe_tool(PROBE_TOOL)])
     two = probes.get(key + "+tools", messages, tools=[probe_tool(PROBE_TOOL), probe_tool(PROBE_TOOL_2)])
     if plain is None or one is None or two is None:
         return framing
-    inserted = _insertion(plain, one)
-    if inserted is None:
+    insertions = _insertions(plain, one)
+    if not insertions:
         return framing
-    at, block_text = inserted
-    system_at = plain.find(SYSTEM)
-    if framing.system == "turn" and at == system_at:
-        placement = "before"
-    elif framing.system == "turn" and at == system_at + len(SYSTEM):
-        placement = "after"
-    elif framing.prefix and at <= len(framing.prefix) and plain.startswith(framing.prefix):
-        placement = "prefix"
-    else:
+    # The block is the insertion that names the tool; the others touch delimiters.
+    holding = [ins for ins in insertions if PROBE_TOOL in ins[1]]
+    if len(holding) != 1:
+        return framing
+    at, block_text = holding[0]
+    placement = _placement(plain, at, framing)
+    if placement is None:
         return framing
     empty_list_written = probes.base_tools == [] or probes.get(key + "+[]", messages, tools=[]) != plain
     found = _definitions(block_text, plain, one, two, empty_list_written)
     if found is None:
         return framing
-    begin, end, separator, wraps_function, definition = found
+    begin, end, separator, wraps_function, definition, notation = found
     begin_alone = None
     header = framing.headers.get("system", "")
     alone = probes.get("u+tool", [_user()], tools=[probe_tool(PROBE_TOOL)])
+    system_footer = framing.footers.get("system", "")
     if placement == "prefix":
         begin, end = framing.prefix[:at] + begin, end + framing.prefix[at:]
-    elif alone is not None and header and definition in alone:
+    elif placement == "footer":
+        # Inside the system turn's footer: the block's end closes the turn.
+        k = at - (plain.index(SYSTEM) + len(SYSTEM))
+        begin, end = system_footer[:k] + begin, end + system_footer[k:]
+    end_alone = None
+    if placement in ("after", "before", "footer") and alone is not None and header and definition in alone:
         start = alone.find(header)
         definition_at = alone.index(definition)
         if 0 <= start < definition_at:
             written = alone[start + len(header) : definition_at]
             begin_alone = written if written != begin else None
+        # Without a system prompt the block may end otherwise (no blank line before the prompt).
+        definition_end = definition_at + len(definition)
+        footer_at = alone.find(system_footer, definition_end) if system_footer and placement != "footer" else -1
+        if footer_at > definition_end and alone[definition_end:footer_at] != end:
+            end_alone = alone[definition_end:footer_at]
     if not begin or not end:
         return framing
-    block = ToolsBlock(begin, separator, end, wraps_function, begin_alone, placement)  # type: ignore[arg-type]
-    return _replace(framing, tools_block=block)
+    block = ToolsBlock(begin, separator, end, wraps_function, begin_alone, placement, notation, end_alone)  # type: ignore[arg-type]
+    variants = _delimiter_variants(framing, plain, [ins for ins in insertions if ins is not holding[0]])
+    return _replace(framing, tools_block=block, tools_variants=variants)
+
+
+def _placement(plain: str, at: int, framing: Framing) -> str | None:
+    """Where an insertion at ``at`` of a render sits in the framing, if it is a place a block
+    can go."""
+    system_at = plain.find(SYSTEM)
+    if framing.system in ("turn", "leading") and system_at >= 0:
+        if at == system_at:
+            return "before"
+        content_end = system_at + len(SYSTEM)
+        if at == content_end:
+            return "after"
+        if content_end < at < content_end + len(framing.footers.get("system", "")):
+            return "footer"
+    if framing.prefix and at <= len(framing.prefix) and plain.startswith(framing.prefix):
+        return "prefix"
+    user_at = plain.find(USER)
+    if at == user_at and framing.headers.get("user"):
+        return "user"
+    footers = [f for f in framing.footers.values() if f] + [framing.prefix, framing.default_system]
+    headers = [h for h in framing.headers.values() if h]
+    after_turn = at == 0 or any(f and plain[:at].endswith(f) for f in footers)
+    before_turn = any(plain.startswith(h, at) for h in headers)
+    if after_turn and before_turn:
+        return "turn"
+    return None
+
+
+def _delimiter_variants(framing: Framing, plain: str, insertions: list[tuple[int, str]]) -> tuple[tuple[str, str], ...]:
+    """Other spellings of the framing's delimiters with tools: each extra insertion, put into
+    every delimiter that holds the text just before it."""
+    fields = [framing.prefix, framing.default_system, *framing.headers.values(), *framing.footers.values()]
+    variants: list[tuple[str, str]] = []
+    for at, text in insertions:
+        context = plain[max(0, at - 24) : at]
+        after = plain[at : at + 8]
+        for field in fields:
+            if not field or not context:
+                continue
+            index = field.find(context + after) if after else -1
+            if index < 0 and field.endswith(context):
+                index = len(field) - len(context)
+            if index < 0:
+                continue
+            cut = index + len(context)
+            variants.append((field, field[:cut] + text + field[cut:]))
+    return tuple(dict.fromkeys(variants))
 
 
 def _definitions(
     block_text: str, plain: str, one: str, two: str, empty_list_written: bool
-) -> tuple[str, str, str, bool | None, str] | None:
-    """Split the text one tool adds into (begin, end, separator, wraps_function): the definition
-    is the tool's JSON (the whole tool or its function). A template that writes tools in a form
-    of its own (``wraps_function`` None) is read only when it writes the block even for no tools:
-    then the text one tool adds is its definition, and what a second adds is a separator and
-    the second definition (the probe tools' names have the same length)."""
+) -> tuple[str, str, str, bool | None, str, str] | None:
+    """Split the text one tool adds into (begin, end, separator, wraps_function, definition,
+    notation): the definition is the tool (or its function) as JSON, compact or indented, alone
+    or as an item of an indented list, or as a Python literal. A template that writes tools in
+    a form of its own (``wraps_function`` None) is read only when it writes the block even for
+    no tools: then the text one tool adds is its definition, and what a second adds is a
+    separator and the second definition (the probe tools' names have the same length)."""
     for wraps_function in (False, True):
-        for indent in (None, 4, 2):
-            definition = _tool_json(probe_tool(PROBE_TOOL), wraps_function, indent)
-            second = _tool_json(probe_tool(PROBE_TOOL_2), wraps_function, indent)
+        for notation, render in _NOTATIONS:
+            definition = render(probe_tool(PROBE_TOOL), wraps_function)
+            second = render(probe_tool(PROBE_TOOL_2), wraps_function)
             if definition in block_text and second in two:
                 begin = block_text[: block_text.index(definition)]
                 end = block_text[block_text.index(definition) + len(definition) :]
-                return begin, end, _between(two, definition, second) or "", wraps_function, definition
+                separator = _between(two, definition, second) or ""
+                return begin, end, separator, wraps_function, definition, notation
     if not empty_list_written or PROBE_TOOL not in block_text or PROBE_TOOL_2 not in two:
         return None
     at = one.index(block_text) + len(block_text) if block_text in one else -1
     grown = len(two) - len(one) - len(block_text)
     if at < 0 or grown < 0:
         return None
-    return "", "", two[at : at + grown], None, block_text
+    return "", "", two[at : at + grown], None, block_text, "json"
+
+
+def _list_item_json(tool: dict[str, Any], wraps_function: bool, indent: int) -> str:
+    """A tool as an item of a list dumped with ``indent``: nested one level deeper."""
+    return json.dumps([tool["function"] if wraps_function else tool], indent=indent)[1:-1].strip()
+
+
+_NOTATIONS: tuple[tuple[str, Callable[[dict[str, Any], bool], str]], ...] = (
+    ("json", lambda tool, wraps: _tool_json(tool, wraps, None)),
+    ("json", lambda tool, wraps: _tool_json(tool, wraps, 4)),
+    ("json", lambda tool, wraps: _tool_json(tool, wraps, 2)),
+    ("json", lambda tool, wraps: _list_item_json(tool, wraps, 4)),
+    ("json", lambda tool, wraps: _list_item_json(tool, wraps, 2)),
+    ("python", lambda tool, wraps: str(tool["function"] if wraps else tool)),
+)
 
 
 def _tool_json(tool: dict[str, Any], wraps_function: bool, indent: int | None) -> str:
@@ -494,13 +607,51 @@ def _tool_json(tool: dict[str, Any], wraps_function: bool, indent: int | None) -
     return json.dumps(value, ensure_ascii=False, indent=indent)
 
 
-def _insertion(before: str, after: str) -> tuple[int, str] | None:
-    """Where ``after`` is ``before`` with one piece of text inserted: (position, inserted text)."""
-    prefix = len(_common_prefix(before, after))
-    suffix = len(_common_suffix(before[prefix:], after[prefix:]))
-    if prefix + suffix != len(before):
+def _insertions(before: str, after: str) -> list[tuple[int, str]] | None:
+    """The pieces of text inserted into ``before`` to make ``after`` (None if anything was
+    removed or replaced), each slid to where it starts a token rather than inside one."""
+    prefix = len(_raw_common_prefix(before, after))
+    rest_before, rest_after = before[prefix:], after[prefix:]
+    suffix = 0
+    while suffix < len(rest_before) and rest_before[len(rest_before) - 1 - suffix] == rest_after[len(rest_after) - 1 - suffix]:
+        suffix += 1
+    if prefix + suffix == len(before):
+        return [_at_token_boundary(before, prefix, after[prefix : len(after) - suffix])]
+    if len(before) + len(after) > 200_000:
         return None
-    return prefix, after[prefix : len(after) - suffix]
+    matcher = difflib.SequenceMatcher(a=before, b=after, autojunk=False)
+    found: list[tuple[int, str]] = []
+    for tag, a0, _a1, b0, b1 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        if tag != "insert":
+            return None
+        found.append(_at_token_boundary(before, a0, after[b0:b1]))
+    return found
+
+
+def _at_token_boundary(text: str, at: int, inserted: str) -> tuple[int, str]:
+    """An insertion can slide while the text beside it repeats its ends; prefer the place
+    where it starts a token (``<``, ``[``) right after one ends."""
+    options = [(at, inserted)]
+    a, piece = at, inserted
+    while a > 0 and piece and text[a - 1] == piece[-1]:
+        a, piece = a - 1, text[a - 1] + piece[:-1]
+        options.append((a, piece))
+    a, piece = at, inserted
+    while a < len(text) and piece and text[a] == piece[0]:
+        a, piece = a + 1, piece[1:] + text[a]
+        options.append((a, piece))
+
+    def score(option: tuple[int, str]) -> int:
+        position, body = option
+        before = text[position - 1] if position > 0 else "\n"
+        starts = body[:1] in ("<", "[") and before in (">", "]", "\n")
+        ends = body[-1:] in (">", "]", "\n")
+        return 2 * starts + ends
+
+    # On a tie the place the plain comparison found (the first option) stands.
+    return max(options, key=lambda option: (score(option), -abs(option[0] - at)))
 
 
 def _replace(framing: Framing, **changes: Any) -> Framing:

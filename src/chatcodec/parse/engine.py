@@ -171,7 +171,7 @@ class Engine:
             found = info.matcher.search(buffer, pos, end, final)
             if isinstance(found, int):
                 return found
-            if not body.inside(buffer, self._offset, self._offset + found.start, safe):
+            if not body.inside(buffer, self._offset, self._offset + found.start, safe, buffer[found.start : found.end]):
                 return found
             # A delimiter spelled inside a JSON string literal is text.
             pos = found.start + 1

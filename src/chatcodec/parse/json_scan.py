@@ -29,6 +29,15 @@ _STRING_SPECIAL = re.compile(r'["\\]')
 _SCALAR_END = re.compile(r"[,}\]\s]")
 _ESCAPED_CHAR = re.compile(r"\\.", re.DOTALL)
 
+# Characters a delimiter may be spelled with and still be JSON structure, not a string or a
+# literal (whitespace, separators, brackets, numbers).
+_STRUCTURAL = frozenset(" \t\n\r,:{}[]-+.0123456789")
+
+
+def _structural(spelling: str) -> bool:
+    return bool(spelling) and all(char in _STRUCTURAL for char in spelling)
+
+
 Shape = Literal["object", "object_opened", "array", "array_opened", "value"]
 
 
@@ -260,20 +269,40 @@ class JsonWalk:
         self.events = []
         return events
 
-    def inside(self, text: str, text_start: int, at: int, json_safe: bool) -> bool:
-        """Is the character at absolute ``at`` inside the body's JSON (in a string literal, or
-        in a value the C decoder read whole, where a delimiter can only be in a string)?"""
+    def inside(self, text: str, text_start: int, at: int, json_safe: bool, spelling: str = "") -> bool:
+        """Is a delimiter spelled ``spelling`` at absolute ``at`` inside the body's JSON: in a
+        string literal, in a value the C decoder read whole (where a delimiter can only be in a
+        string), or within a container it continues (``", "`` between two members)?"""
         if self._jump_start <= at < self._jump_end:
             if json_safe:
                 return True
+            if self._jump_start < at and at + len(spelling) < self._jump_end and _structural(spelling):
+                return True  # the value read whole holds it, and it is no string: structure
             return _odd_quotes(text, self._jump_start - text_start, at - text_start)
         if at > self.pos:
             self.scan(text, text_start, at)
             if self._jump_start <= at < self._jump_end:  # a value read whole covers it
-                return json_safe or _odd_quotes(text, self._jump_start - text_start, at - text_start)
+                return self.inside(text, text_start, at, json_safe, spelling)
         if 0 <= self._value_end <= at:
             return False
-        return self._in_string_now()
+        return self._in_string_now() or (bool(spelling) and self._continues_container(spelling))
+
+    def _continues_container(self, spelling: str) -> bool:
+        """Would ``spelling`` continue the container being read, without closing it?"""
+        value = self._value
+        if self.error is not None or value is None or value.mode != "container" or value.in_string or value.escaped:
+            return False
+        if not _structural(spelling):
+            return False
+        depth = value.depth
+        for char in spelling:
+            if char in "{[":
+                depth += 1
+            elif char in "}]":
+                depth -= 1
+                if depth <= 0:
+                    return False
+        return True
 
     def _in_string_now(self) -> bool:
         if self._tracker is not None:

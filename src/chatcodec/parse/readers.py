@@ -109,7 +109,7 @@ class JsonObjectReader(CallReader):
                     call.state["name"] = name  # wait: the id may come before the arguments
                 else:
                     calls.name_complete(call, name, position)
-        elif key in self.id_keys and call.given_id is None and call.index is None:
+        elif key in self.id_keys and call.given_id is None:
             if kind == "value_text":
                 call.state.setdefault("id_parts", []).append(event.text)
             else:

@@ -143,7 +143,12 @@ class ToolCalls:
         if spans:
             for kind, start, end, name in call.spans:
                 self._span(kind, start, end, name, None if kind == "delimiter" else call.index)
-        self._emit(ToolCallEnd(call.index, arguments, parsed))
+        late_id = None
+        if call.given_id is not None and call.given_id != call.id:
+            # The model wrote the id after the call began (Mistral's ``"id"`` after the
+            # arguments): the id it wrote replaces the one the start announced.
+            call.id = late_id = call.given_id
+        self._emit(ToolCallEnd(call.index, arguments, parsed, late_id))
         # Keep what the message needs; the reading state of a finished call is garbage.
         call.arguments_parts = [arguments]
         call.raw, call.spans, call.name_parts, call.pending, call.after_value = [], [], [], [], []

@@ -7,6 +7,7 @@ pieces belong to which message.
 
 from __future__ import annotations
 
+import ast
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -84,6 +85,7 @@ class _Turn:
     assembler: AssistantAssembler | None = None
     has_tools_block: bool = False
     tools_marker: str = ""
+    tool_call_id: str | None = None
 
 
 class TranscriptReader:
@@ -189,6 +191,10 @@ class TranscriptReader:
             span = Span("tool_definition", piece.start, piece.end)
             _add_span(turn.parts if turn is not None else self.template, span)
             return
+        if kind == "TOOL_CALL_ID" and turn is not None:
+            turn.tool_call_id = (turn.tool_call_id or "") + piece.text
+            _add_span(turn.parts, Span("tool_call_id", piece.start, piece.end))
+            return
         if kind == "CONTENT" and turn is None:
             if not self.messages and not self.spans and family.leading_text_role is not None:
                 self._open_turn(family.leading_text_role, piece, header_start=piece.start, header_end=piece.start)
@@ -256,11 +262,18 @@ class TranscriptReader:
                 "tools_not_readable", 0, "the template writes tool definitions in a form of its own, not as JSON"
             )
             return
-        try:
-            tool = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            self._diagnose("malformed_tool_definition", 0, f"a rendered tool definition is not JSON: {exc.msg}")
-            return
+        if self.family.framing.tools_notation == "python":
+            try:
+                tool = ast.literal_eval(raw)
+            except (ValueError, SyntaxError, MemoryError, RecursionError) as exc:
+                self._diagnose("malformed_tool_definition", 0, f"a rendered tool definition is not a Python literal: {exc}")
+                return
+        else:
+            try:
+                tool = json.loads(raw)
+            except json.JSONDecodeError as exc:
+                self._diagnose("malformed_tool_definition", 0, f"a rendered tool definition is not JSON: {exc.msg}")
+                return
         assert self.tools is not None
         if self.family.framing.tools_wrap_function:
             tool = {"type": "function", "function": tool}
@@ -283,7 +296,8 @@ class TranscriptReader:
                 return self._drop(turn)
         if turn.role == "system" and self.family.system_turn_always and not content:
             return self._drop(turn)
-        self._add(Message(role=turn.role, content=content), turn, end)  # type: ignore[arg-type]
+        message = Message(role=turn.role, content=content, tool_call_id=turn.tool_call_id)  # type: ignore[arg-type]
+        self._add(message, turn, end)
         return False, {}
 
     def _drop(self, turn: _Turn, parts: list[Span] | None = None, prompt: tuple[bool, dict[str, Any]] = (False, {})) -> tuple[bool, dict[str, Any]]:
