@@ -570,10 +570,31 @@ TOOL_CONVERSATION: list[dict[str, Any]] = [
     {"role": "assistant", "content": "It is 18 C in Paris."},
 ]
 
+_DROPS_TOOLS = "drops tool calls and results; the answer after them runs into the assistant turn before"
+_TYPESCRIPT = "writes tool definitions as TypeScript declarations, not JSON"
 TOOL_ROUND_TRIP_GAPS = {
     "Hermes-2-Pro-Llama-3-8B-tool_use": "writes tool definitions in a form of its own",
     "Hermes-3-Llama-3.1-8B-tool_use": "writes tool definitions in a form of its own",
     "NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use-jsonschema": "writes tool definitions in a form of its own",
+    "01AI-Yi-6B-Chat": _DROPS_TOOLS,
+    "01AI-Yi-Coder-1.5B-Chat": _DROPS_TOOLS,
+    "Microsoft-phi-4": _DROPS_TOOLS,
+    "Cohere-command-a-03-2025-hfjs": "writes tool results as a JSON document in a system turn",
+    "CohereForAI-c4ai-command-r7b-12-2024-tool_use": "writes tool results as a JSON document in a system turn",
+    "CohereForAI-c4ai-command-r7b-12-2024-tool_use-llamacpp-first": "writes tool results as a JSON document in a system turn",
+    "Google-gemma-4-31B-it-2026-07": "writes tool definitions in a notation of its own (declaration:NAME{...})",
+    "Google-gemma-4-E2B-it-2026-07": "writes tool definitions in a notation of its own (declaration:NAME{...})",
+    "MeetKai-functionary-medium-v3.1": "writes tool definitions HTML-escaped and ends a call with <|eom_id|>",
+    "MeetKai-functionary-medium-v3.1-llamacpp-first": "writes tool definitions HTML-escaped and ends a call with <|eom_id|>",
+    "Mistral-Nemo-Instruct-2407": "writes each tool result as a JSON object around its content",
+    "Mistral-Nemo-Instruct-2407-hfjs": "writes each tool result as a JSON object around its content",
+    "Moonshot-Kimi-K2-Thinking-hfjs": "writes a call's name only inside its id: a call given no id loses its name",
+    "OpenAI-gpt-oss-120b": _TYPESCRIPT,
+    "OpenAI-gpt-oss-20b-2025-08-05": _TYPESCRIPT,
+    "OpenAI-gpt-oss-20b-2025-08-07": _TYPESCRIPT,
+    "SberDevices-GigaChat3.1-10B-A1.8B": _TYPESCRIPT,
+    "SwissAI-Apertus-8B-Instruct": _TYPESCRIPT,
+    "ServiceNow-Apriel-1.5-15b-Thinker-unsloth": "without a system message it writes the tools block differently and adds a system turn",
 }
 
 
@@ -595,6 +616,8 @@ def test_tool_conversations_round_trip(path: Path) -> None:
         pytest.skip("the template refuses the conversation")
     transcript = report.transcript
     assert transcript.reassemble() == transcript.text
-    if path.stem in TOOL_ROUND_TRIP_GAPS or path.stem in ROUND_TRIP_GAPS:
+    if path.stem in TOOL_ROUND_TRIP_GAPS and report.text_survived:
+        pytest.fail(f"{path.stem} round-trips now: take it off the list of gaps")
+    if path.stem in TOOL_ROUND_TRIP_GAPS or (path.stem in ROUND_TRIP_GAPS and not report.text_survived):
         pytest.xfail(TOOL_ROUND_TRIP_GAPS.get(path.stem) or ROUND_TRIP_GAPS[path.stem])
     assert report.text_survived, report.summary()

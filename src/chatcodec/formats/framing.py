@@ -63,6 +63,9 @@ class Framing:
     system: SystemPlacement = "turn"
     # Between two tool results the template merges into one turn ("" when it does not merge).
     tool_separator: str = ""
+    # The assistant's header after a tool result, when the template writes another one there
+    # (DeepSeek V3.2's ``</think>`` where the answer continues without a header).
+    assistant_after_tool: str | None = None
     # The tool turn's header is followed by the call's id and then this (Mistral's
     # ``[TOOL_RESULTS]a1b2c3d4e[TOOL_CONTENT]``); "" when the header holds no id.
     tool_id_close: str = ""
@@ -133,6 +136,9 @@ class FramingPiece:
     answer_open_terminal: str | None = None
     # How each rendered tool definition is written: "json" or "python" (a Python literal).
     tools_notation: str = "json"
+    # The definitions are not delimited: each is followed by this, and the turn's text by the
+    # last one (they are read off the start of the text).
+    tools_in_text: str = ""
     # Footers made of whitespace alone, per role: no delimiter, so at the end of a text they
     # stay in the last message's content until the reader gives them back.
     loose_footers: dict[str, str] = field(default_factory=dict)
@@ -186,6 +192,8 @@ def grammar_piece(framing: Framing, reserved: frozenset[str] = frozenset()) -> F
         options = {written}
         for gap in set(loose.values()):
             options.add(gap + written)
+        if role == "assistant" and framing.assistant_after_tool:
+            options.add(framing.assistant_after_tool)
         if role == "assistant" and framing.generation_prompt and written.startswith(framing.generation_prompt):
             # The prompt stops inside the header (``assistant:`` before the space the turn has).
             options |= {option[: len(option) - len(written) + len(framing.generation_prompt)] for option in set(options)}
@@ -248,11 +256,19 @@ def grammar_piece(framing: Framing, reserved: frozenset[str] = frozenset()) -> F
     )
     block = framing.tools_block
     tool_separator_terminal = None
+    definitions_in_text = ""
     if block is not None:
         begins = {block.begin} | ({block.begin_alone} if block.begin_alone else set())
         ends = {block.end} | ({block.end_alone} if block.end_alone else set())
         separator_ok = not block.separator or block.separator not in begins | ends
-        if not (separator_ok and begins.isdisjoint(claimed) and ends.isdisjoint(claimed | begins)):
+        in_text_ok = block.placement == "user" or (block.placement == "after" and names.get(("system", "footer")))
+        if block.separator and ends == {block.separator} and in_text_ok and begins.isdisjoint(claimed):
+            # Each definition ends like the last (Llama 3.1's blank line after each, then the
+            # user's text): only the opening is a delimiter, the definitions are read off the
+            # start of the turn's text.
+            optional("TOOLS_BEGIN", begins)
+            definitions_in_text = block.separator
+        elif not (separator_ok and begins.isdisjoint(claimed) and ends.isdisjoint(claimed | begins)):
             block = None
         else:
             optional("TOOLS_BEGIN", begins)
@@ -285,7 +301,11 @@ def grammar_piece(framing: Framing, reserved: frozenset[str] = frozenset()) -> F
     headless_after: set[str] = set()
     headless_user_after_system = False
     message_separators: set[str] = set()
-    if block is not None:
+    if block is not None and definitions_in_text:
+        # In the user's turn the definitions run into the user's text; at the end of the
+        # system turn they are all the text up to its footer.
+        rules.append("tools: TOOLS_BEGIN" + (" TOOL_DEFINITIONS?" if block.placement == "after" else ""))
+    elif block is not None:
         separator = f" ({tool_separator_terminal} TOOL_DEFINITION?)*" if tool_separator_terminal else ""
         rules.append(f"tools: TOOLS_BEGIN TOOL_DEFINITION?{separator} TOOLS_END")
 
@@ -365,7 +385,8 @@ def grammar_piece(framing: Framing, reserved: frozenset[str] = frozenset()) -> F
     transcript = "transcript: " + " ".join([*top, "turn*"])
     lines = [transcript, "?turn: " + " | ".join(turns), *rules]
     lines += [terminal(name, sorted(options)) for name, options in definitions.items()]
-    declared = ["CONTENT"] + (["TOOL_DEFINITION"] if block is not None else [])
+    declared = ["CONTENT"] + (["TOOL_DEFINITION"] if block is not None and not definitions_in_text else [])
+    declared += ["TOOL_DEFINITIONS"] if block is not None and definitions_in_text and block.placement == "after" else []
     declared += ["TOOL_CALL_ID"] if id_close_terminal else []
     lines.append("%declare " + " ".join(declared))
     return FramingPiece(
@@ -383,6 +404,7 @@ def grammar_piece(framing: Framing, reserved: frozenset[str] = frozenset()) -> F
         tools_alone=frozenset({block.begin_alone}) if block is not None and block.begin_alone else frozenset(),
         tools_wrap_function=block.wraps_function if block is not None else False,
         tools_notation=block.notation if block is not None else "json",
+        tools_in_text=definitions_in_text,
         default_system_terminal=default_system_terminal,
         prefix_terminal=prefix_terminal,
         lead_terminal=lead_terminal,

@@ -434,7 +434,24 @@ def _with_tool_role(probes: Probes, framing: Framing) -> Framing:
             separator = between
     headers = {**framing.headers, "tool": header}
     footers = {**framing.footers, "tool": footer}
-    return _replace(framing, headers=headers, footers=footers, tool_separator=separator, tool_id_close=id_close)
+    answer = probes.get(
+        "ua(call)ta" + tag, [*_call_and_results(ids, [TOOL_RESULT]), _assistant(ASSISTANT)], tools=tools
+    )
+    after_tool = None
+    if answer is not None and ASSISTANT in answer and one.endswith(footer) and answer.startswith(one):
+        # What the template writes between a tool result and the answer that follows it.
+        written = answer[len(one) : answer.index(ASSISTANT, len(one))]
+        header = framing.headers.get("assistant", "")
+        if header and header not in written and written.strip(WHITESPACE):
+            after_tool = written  # the answer's header is spelled otherwise here
+    return _replace(
+        framing,
+        headers=headers,
+        footers=footers,
+        tool_separator=separator,
+        tool_id_close=id_close,
+        assistant_after_tool=after_tool,
+    )
 
 
 def _tool_header(probes: Probes, framing: Framing, before: str, ids: tuple[str, str] | None, tag: str) -> str:
@@ -495,8 +512,9 @@ def _with_tools_block(probes: Probes, framing: Framing) -> Framing:
         k = at - (plain.index(SYSTEM) + len(SYSTEM))
         begin, end = system_footer[:k] + begin, end + system_footer[k:]
     end_alone = None
-    if placement in ("after", "before", "footer") and alone is not None and header and definition in alone:
-        start = alone.find(header)
+    leading = framing.system == "leading" and alone is not None and alone.startswith(framing.prefix)
+    if placement in ("after", "before", "footer") and alone is not None and (header or leading) and definition in alone:
+        start = alone.find(header) if header else len(framing.prefix)
         definition_at = alone.index(definition)
         if 0 <= start < definition_at:
             written = alone[start + len(header) : definition_at]
@@ -598,6 +616,7 @@ _NOTATIONS: tuple[tuple[str, Callable[[dict[str, Any], bool], str]], ...] = (
     ("json", lambda tool, wraps: _tool_json(tool, wraps, 2)),
     ("json", lambda tool, wraps: _list_item_json(tool, wraps, 4)),
     ("json", lambda tool, wraps: _list_item_json(tool, wraps, 2)),
+    ("json", lambda tool, wraps: json.dumps(tool["function"] if wraps else tool, separators=(",", ":"))),
     ("python", lambda tool, wraps: str(tool["function"] if wraps else tool)),
 )
 

@@ -41,6 +41,7 @@ class AssistantAssembler:
         schemas: Schemas | None = None,
         strict: bool = False,
         base: int = 0,
+        invent_ids: bool = True,
     ) -> None:
         self.family = family
         self._strict = strict
@@ -55,7 +56,12 @@ class AssistantAssembler:
         self._in_reasoning = False
         self._ended = False
         self._tool_calls = ToolCalls(
-            frozenset(tools) if tools is not None else None, self._emit, self._diagnose, self._span, self._content.append
+            frozenset(tools) if tools is not None else None,
+            self._emit,
+            self._diagnose,
+            self._span,
+            self._content.append,
+            invent_ids=invent_ids,
         )
         self._calls = self._tool_calls.calls
         syntax = family.calls

@@ -63,7 +63,12 @@ class ToolCalls:
         diagnose: Diagnose,
         span: SpanSink,
         add_content: Callable[[str], None],
+        *,
+        invent_ids: bool = True,
     ) -> None:
+        # A call the text gives no id gets a fresh one, except when reading a transcript, where
+        # the conversation is what the text says and no more.
+        self._invent_ids = invent_ids
         self.calls: list[ToolCallBlock] = []  # accepted calls, in order
         self._tool_names = tool_names
         self._emit = emit
@@ -96,9 +101,9 @@ class ToolCalls:
             call.rejected = f"unknown tool {name!r}"
             return
         call.index = len(self.calls)
-        call.id = call.given_id or new_tool_call_id()
+        call.id = call.given_id or (new_tool_call_id() if self._invent_ids else None)
         self.calls.append(call)
-        self._emit(ToolCallStart(call.index, call.id, name))
+        self._emit(ToolCallStart(call.index, call.id or "", name))
         pending, call.pending = call.pending, []
         if pending:
             self.arguments_text(call, "".join(pending))

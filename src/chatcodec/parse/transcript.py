@@ -86,6 +86,10 @@ class _Turn:
     has_tools_block: bool = False
     tools_marker: str = ""
     tool_call_id: str | None = None
+    definitions: list[str] = field(default_factory=list)  # tool definitions not delimited
+
+
+_DECODER = json.JSONDecoder()
 
 
 class TranscriptReader:
@@ -191,6 +195,10 @@ class TranscriptReader:
             span = Span("tool_definition", piece.start, piece.end)
             _add_span(turn.parts if turn is not None else self.template, span)
             return
+        if kind == "TOOL_DEFINITIONS" and turn is not None:
+            turn.definitions.append(piece.text)
+            _add_span(turn.parts, Span("tool_definitions", piece.start, piece.end))
+            return
         if kind == "TOOL_CALL_ID" and turn is not None:
             turn.tool_call_id = (turn.tool_call_id or "") + piece.text
             _add_span(turn.parts, Span("tool_call_id", piece.start, piece.end))
@@ -208,7 +216,9 @@ class TranscriptReader:
         if turn is not None and kind != STRAY:
             turn.content.append(piece.text)
             _add_span(turn.parts, Span("content", piece.start, piece.end))
-            if piece.stray_delimiter is not None:
+            if piece.stray_delimiter is not None and piece.text.strip(" \n") not in ("{", "["):
+                # (A call syntax that opens with a bare bracket makes every bracket in a
+                # message's text look like a delimiter: not worth a word.)
                 self._diagnose(
                     "stray_delimiter",
                     piece.start,
@@ -247,7 +257,7 @@ class TranscriptReader:
         if header_end is None:
             turn.parts.append(Span("delimiter", start, body, piece.kind))
         if role == "assistant":
-            turn.assembler = AssistantAssembler(self.family)
+            turn.assembler = AssistantAssembler(self.family, invent_ids=False)
         self._turn = turn
 
     def _flush_tool(self) -> None:
@@ -279,6 +289,41 @@ class TranscriptReader:
             tool = {"type": "function", "function": tool}
         self.tools.append(tool)
 
+    def _definitions_in_text(self, turn: _Turn) -> None:
+        """Read tool definitions that no delimiter separates: JSON values, each followed by
+        the block's separator. At the start of the user's turn what follows the last is the
+        user's text; at the end of the system turn nothing may follow it."""
+        kind = "tool_definitions" if turn.definitions else "content"
+        spans = [span for span in turn.parts if span.kind == kind]
+        if not spans or any(a.end != b.start for a, b in zip(spans, spans[1:])):
+            return
+        text = "".join(turn.definitions if turn.definitions else turn.content)
+        separator = self.family.framing.tools_in_text
+        start = spans[0].start
+        found: list[Span] = []
+        pos = 0
+        while pos < len(text) and text[pos] in "{[":
+            try:
+                tool, after = _DECODER.raw_decode(text, pos)
+            except (json.JSONDecodeError, RecursionError):
+                break
+            if not isinstance(tool, dict) or not text.startswith(separator, after):
+                break
+            self._tool_text = [text[pos:after]]
+            self._flush_tool()
+            found.append(Span("tool_definition", start + pos, start + after))
+            found.append(Span("delimiter", start + after, start + after + len(separator), "TOOL_SEPARATOR"))
+            pos = after + len(separator)
+        rest: list[Span] = []
+        if pos < len(text):
+            rest = [Span(kind if kind == "content" else "tool_definition", start + pos, spans[-1].end)]
+            if kind != "content":
+                self._diagnose("malformed_tool_definition", start + pos, "text after the tool definitions is not one")
+        at = turn.parts.index(spans[0])
+        turn.parts = turn.parts[:at] + found + rest + turn.parts[at + len(spans) :]
+        if kind == "content":
+            turn.content = [text[pos:]]
+
     def _close_turn(self, *, end: int | None = None, final: bool = False) -> tuple[bool, dict[str, Any]]:
         """Finish the open turn; at the very end, report a generation prompt if one is open."""
         turn = self._turn
@@ -288,11 +333,16 @@ class TranscriptReader:
         if turn.assembler is not None:
             return self._close_assistant(turn, final)
         end = end if end is not None else (turn.parts[-1].end if turn.parts else turn.body_start)
+        if turn.has_tools_block and self.family.framing.tools_in_text:
+            self._definitions_in_text(turn)
         content = "".join(turn.content)
         if final:
             content = self._trim_loose_footer(turn, content)
         if turn.role == "system" and turn.has_tools_block:
-            if turn.tools_marker in self.family.tools_alone and not content:
+            # A system turn holding the tools alone was written for them, unless the block
+            # opens otherwise without a system message.
+            alone = self.family.tools_alone
+            if not content and (turn.tools_marker in alone or not alone):
                 return self._drop(turn)
         if turn.role == "system" and self.family.system_turn_always and not content:
             return self._drop(turn)
@@ -340,6 +390,10 @@ class TranscriptReader:
                 # writes. Some prefills also tell which template keywords were used.
                 return self._drop(turn, spans, (True, dict(known.get(body, ()))))
         message = assembler.message
+        if message.content is None and assembler.ended:
+            # The turn was written out to its end with no text: the message's content was
+            # there and empty (a template that checks ``content is defined`` tells them apart).
+            message = message.model_copy(update={"content": ""})
         if not body and turn.body_start == turn.start:
             return self._drop(turn, spans)  # a headless turn that holds nothing is no message
         if final and message.content:
