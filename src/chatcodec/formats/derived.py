@@ -234,6 +234,11 @@ def find_call_syntax(
         if syntax.instructed_by and any(marker in prompt for marker in syntax.instructed_by):
             # The template renders no calls, but its tools prompt tells the model how to write them.
             return syntax, None
+    named = _named_by_markers(source)
+    if named is not None:
+        # The template renders no calls (or fails to), but spells the special tokens of one
+        # syntax: the model writes that one.
+        return named, None
     if "<tool_call>" in source and "</tool_call>" in source:
         return HERMES, None
     other = [marker for marker in OTHER_CALL_MARKERS if marker in source]
@@ -244,6 +249,29 @@ def find_call_syntax(
         # models trained on Hermes-style calls.
         return HERMES, None
     return None, "the template renders no tool calls"
+
+
+def _named_by_markers(source: str) -> CallSyntax | None:
+    """The syntax whose markers the template's source spells, when they are special tokens
+    (``<|tool_calls_section_begin|>``, not ``<tool_call>``, which prose may quote) and only
+    one syntax's are there (the one with the longest markers, where one's include another's)."""
+    found = [
+        syntax
+        for syntax in CANDIDATES
+        if syntax.markers
+        and all(_special_token(marker) and marker in source for marker in syntax.markers)
+    ]
+    if not found:
+        return None
+    found.sort(key=lambda syntax: -sum(len(marker) for marker in syntax.markers))
+    best = found[0]
+    if any(not all(marker in "".join(best.markers) for marker in other.markers) for other in found[1:]):
+        return None  # two syntaxes spelled apart: the template does not say which
+    return best
+
+
+def _special_token(marker: str) -> bool:
+    return (marker.startswith("<|") and marker.endswith("|>")) or (marker.startswith("[") and marker.endswith("]"))
 
 
 # Markers of call syntaxes chatcodec does not read: a template that mentions one is not given
