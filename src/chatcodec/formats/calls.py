@@ -147,6 +147,19 @@ GIGACHAT = CallSyntax(
     markers=("<|function_call|>",),
 )
 
+# GigaChat 3 writes a call as a turn of the "function call" role after the answer's text.
+GIGACHAT3 = CallSyntax(
+    name="gigachat3",
+    piece="object_after_tag",
+    reader="json_object",
+    description='<|message_sep|>\n\nfunction call<|role_sep|>\n{"name": …, "arguments": {…}}',
+    closes_at_end=True,
+    spellings=spelled(
+        ("CALL_OPEN", ("<|message_sep|>\n\nfunction call<|role_sep|>\n", "function call<|role_sep|>\n")),
+    ),
+    markers=("function call<|role_sep|>",),
+)
+
 
 def _json_list(name: str, opening: str, closing: str, description: str, **options: object) -> CallSyntax:
     return CallSyntax(
@@ -227,6 +240,22 @@ LLAMA_JSON = CallSyntax(
     markers=('{"name"', '"parameters"'),
     reader_options=(("opened", True),),
 )
+LLAMA4_JSON = CallSyntax(
+    name="llama4_json",
+    piece="objects_whole_turn",
+    reader="json_object",
+    description='{"name": …, "parameters": {…}} as the whole answer, after <|python_start|> where the template puts it',
+    whole_turn=True,
+    closes_at_end=True,
+    call_open=frozenset({"CALL_OPEN", "CALL_NEXT"}),
+    call_close=frozenset({"CALL_NEXT"}),
+    spellings=spelled(
+        ("CALL_OPEN", ("{", " {", "\n{", "<|python_start|>{", "<|python_start|><|python_end|>{")),
+        ("CALL_NEXT", (";{", "; {", ";\n{", "; \n{")),
+    ),
+    markers=("<|python_start|>", '{"name"', '"parameters"'),
+    reader_options=(("opened", True),),
+)
 BARE_LIST = CallSyntax(
     name="json_list",
     piece="list_whole_turn",
@@ -258,6 +287,23 @@ KIMI = CallSyntax(
     markers=("<|tool_call_begin|>",),
     # functions.get_weather:0 -> name get_weather, and the whole is the call's id.
     reader_options=(("name_pattern", r"^(?:functions\.)?(?P<name>.+?)(?::\d+)?$"), ("name_is_id", True)),
+)
+SOLAR = CallSyntax(
+    name="solar",
+    piece="id_name_arguments",
+    reader="name_then_arguments",
+    description="<|tool_calls|><|tool_call:begin|>ID<|tool_call:name|>NAME<|tool_call:args|>{…}<|tool_call:end|>…",
+    call_open=frozenset({"CALL_BEGIN"}),
+    call_close=frozenset({"CALL_END"}),
+    spellings=spelled(
+        ("CALLS_BEGIN", ("<|tool_calls|>",)),
+        ("CALLS_END", ("<|calls|>",)),
+        ("CALL_BEGIN", ("<|tool_call:begin|>",)),
+        ("NAME_SEP", ("<|tool_call:name|>",)),
+        ("CALL_SEP", ("<|tool_call:args|>",)),
+        ("CALL_END", ("<|tool_call:end|>",)),
+    ),
+    markers=("<|tool_call:begin|>", "<|tool_call:name|>"),
 )
 FUNCTIONARY = CallSyntax(
     name="functionary",
@@ -484,9 +530,12 @@ CANDIDATES: tuple[CallSyntax, ...] = (
     LFM2_JSON,
     PYTHONIC,
     GIGACHAT,
+    GIGACHAT3,
     GEMMA,
     HARMONY,
     FUNCTIONARY,
+    SOLAR,
+    LLAMA4_JSON,
     LLAMA_JSON,
     BARE_LIST,
 )

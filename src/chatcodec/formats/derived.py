@@ -223,7 +223,12 @@ def find_call_syntax(
             if not _reads_back(name, framing, reasoning, syntax, one, expected_one):
                 continue
             if both is not None and not _reads_back(name, framing, reasoning, syntax, both, expected_both):
-                continue
+                # Two calls must read back too, unless the template botches the second (Hermes
+                # 2 Pro's JSON-schema copy drops its opening tag): then the first must.
+                if _opening_count(both, syntax) >= 2 or not _reads_back(
+                    name, framing, reasoning, syntax, both, expected_both, first_only=True
+                ):
+                    continue
             return syntax, None
         cut = one.find("v1")
         snippet = one[: cut + 10] if cut >= 0 else one[:80]
@@ -300,8 +305,11 @@ def _reads_back(
     syntax: CallSyntax,
     body: str,
     expected: list[tuple[str, Any]],
+    *,
+    first_only: bool = False,
 ) -> bool:
-    """Does the format with this call syntax read the rendered calls back exactly?"""
+    """Does the format with this call syntax read the rendered calls back exactly (or, with
+    ``first_only``, the first of them)?"""
     reserved = frozenset(reasoning.open_spellings + reasoning.close_spellings) if reasoning else frozenset()
     reserved |= frozenset(syntax.delimiters())
     try:
@@ -312,10 +320,15 @@ def _reads_back(
     except ChatCodecError:
         return False
     message = parser.message
-    if any(d.kind in ("malformed_tool_call", "unclosed_tool_call") for d in parser.diagnostics):
+    if not first_only and any(d.kind in ("malformed_tool_call", "unclosed_tool_call") for d in parser.diagnostics):
         return False
     found = [(call.function.name, call.function.parsed_arguments) for call in message.tool_calls or []]
-    return found == expected
+    return found[:1] == expected[:1] if first_only else found == expected
+
+
+def _opening_count(body: str, syntax: CallSyntax) -> int:
+    """How often the syntax's first marker (its opening) occurs in a render."""
+    return body.count(syntax.markers[0]) if syntax.markers else 0
 
 
 def capabilities(probes: Probes, found: Format) -> dict[str, Any]:

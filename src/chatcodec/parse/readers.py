@@ -191,7 +191,7 @@ def _string_value(parts: list[str], value: ValueScanner | None) -> object:
 
 class NameThenArgumentsReader(CallReader):
     """``NAME <separator> {...}``: the name as text, then the arguments JSON (DeepSeek, Kimi,
-    Mistral, Functionary). ``name_pattern`` takes the name out of what the model wrote
+    Mistral, Functionary), maybe with the call's id before the name or after it. ``name_pattern`` takes the name out of what the model wrote
     (``functions.get_weather:0``), which is the call's id where ``name_is_id``."""
 
     def __init__(
@@ -215,6 +215,8 @@ class NameThenArgumentsReader(CallReader):
             self._arguments(call, piece)
 
     def delimiter(self, call: ToolCallBlock, piece: Piece) -> None:
+        if piece.kind == "NAME_SEP":
+            return  # the id came first; the name follows
         if call.name is not None or call.state.get("waiting_for_id"):
             if piece.kind != "ID_SEP":
                 self._complete(call, piece.start)
