@@ -212,7 +212,7 @@ CALL_SYNTAX: dict[str, str] = {
         ],
         "cohere",
     ),
-    "SwissAI-Apertus-8B-Instruct": "apertus",  # <|tools_prefix|>[{"NAME": {...}}]<|tools_suffix|>
+    **dict.fromkeys(["SwissAI-Apertus-8B-Instruct", "SwissAI-Apertus-8B-Instruct-llamacpp-first"], "apertus"),
     "cogito-v1-preview-llama-3B": "json_list",  # a bare [{"name": ..., "arguments": ...}]
     "LiquidAI-LFM2-8B-A1B-llamacpp-first": "lfm2_json",  # <|tool_call_start|>{...}<|tool_call_end|>
     # [f(a='x'), g(n=2)] between <|tool_call_start|> and <|tool_call_end|>

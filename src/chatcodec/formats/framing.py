@@ -69,6 +69,12 @@ class Framing:
     # The tool turn's header is followed by the call's id and then this (Mistral's
     # ``[TOOL_RESULTS]a1b2c3d4e[TOOL_CONTENT]``); "" when the header holds no id.
     tool_id_close: str = ""
+    # The tool turn's header is followed by the tool's name and then this (harmony's
+    # ``<|start|>functions.NAME to=assistant...``); "" when the header holds no name.
+    tool_name_close: str = ""
+    # The template writes each tool result as a JSON string: its text between the quotes is
+    # escaped.
+    tool_content_json: bool = False
     generation_prompt: str = ""
     # What the generation prompt writes after the assistant header, under which template keywords.
     prefills: tuple[tuple[str, tuple[tuple[str, object], ...]], ...] = ()
@@ -139,6 +145,8 @@ class FramingPiece:
     # The definitions are not delimited: each is followed by this, and the turn's text by the
     # last one (they are read off the start of the text).
     tools_in_text: str = ""
+    # Tool results are written as JSON strings (their text is unescaped when read).
+    tool_content_json: bool = False
     # Footers made of whitespace alone, per role: no delimiter, so at the end of a text they
     # stay in the last message's content until the reader gives them back.
     loose_footers: dict[str, str] = field(default_factory=dict)
@@ -256,6 +264,7 @@ def grammar_piece(framing: Framing, reserved: frozenset[str] = frozenset()) -> F
     )
     block = framing.tools_block
     tool_separator_terminal = None
+    tools_end_terminal = "TOOLS_END"
     definitions_in_text = ""
     if block is not None:
         begins = {block.begin} | ({block.begin_alone} if block.begin_alone else set())
@@ -268,6 +277,19 @@ def grammar_piece(framing: Framing, reserved: frozenset[str] = frozenset()) -> F
             # start of the turn's text.
             optional("TOOLS_BEGIN", begins)
             definitions_in_text = block.separator
+        elif (
+            block.placement == "turn"
+            and separator_ok
+            and begins.isdisjoint(claimed)
+            and (shared_end := next((n for n, o in definitions.items() if ends <= o and n.endswith("END")), None))
+        ):
+            # A turn of its own that ends like the others (Granite's ``<|end_of_text|>``).
+            optional("TOOLS_BEGIN", begins)
+            tools_end_terminal = shared_end
+            if block.separator:
+                tool_separator_terminal = optional("TOOL_SEPARATOR", {block.separator})
+                if tool_separator_terminal is None:
+                    block = None
         elif not (separator_ok and begins.isdisjoint(claimed) and ends.isdisjoint(claimed | begins)):
             block = None
         else:
@@ -281,6 +303,9 @@ def grammar_piece(framing: Framing, reserved: frozenset[str] = frozenset()) -> F
     tool_next = optional("TOOL_RESPONSE_NEXT", {tool_separator}) if tool_separator else None
     id_close_terminal = (
         optional("TOOL_ID_END", {framing.tool_id_close}) if framing.tool_id_close and "tool" in headers else None
+    )
+    name_close_terminal = (
+        optional("TOOL_NAME_END", {framing.tool_name_close}) if framing.tool_name_close and "tool" in headers else None
     )
     lead_terminal = optional("LEAD", {lead}) if lead else None
     answer_open_terminal = optional("ANSWER_OPEN", {framing.answer_open}) if framing.answer_open else None
@@ -307,7 +332,7 @@ def grammar_piece(framing: Framing, reserved: frozenset[str] = frozenset()) -> F
         rules.append("tools: TOOLS_BEGIN" + (" TOOL_DEFINITIONS?" if block.placement == "after" else ""))
     elif block is not None:
         separator = f" ({tool_separator_terminal} TOOL_DEFINITION?)*" if tool_separator_terminal else ""
-        rules.append(f"tools: TOOLS_BEGIN TOOL_DEFINITION?{separator} TOOLS_END")
+        rules.append(f"tools: TOOLS_BEGIN TOOL_DEFINITION?{separator} {tools_end_terminal}")
 
     def body(role: str) -> str:
         if block is not None and role == "system" and block.placement in ("before", "after"):
@@ -357,6 +382,8 @@ def grammar_piece(framing: Framing, reserved: frozenset[str] = frozenset()) -> F
             continue
         if role == "tool" and id_close_terminal:
             rule = f"{role}_turn: {header} TOOL_CALL_ID? {id_close_terminal} {body(role)}"
+        elif role == "tool" and name_close_terminal:
+            rule = f"{role}_turn: {header} TOOL_RESPONSE_NAME? {name_close_terminal} {body(role)}"
         if role == "tool" and tool_next:
             message_separators.add(tool_next)
             rule += f" ({tool_next} CONTENT?)*"
@@ -388,6 +415,7 @@ def grammar_piece(framing: Framing, reserved: frozenset[str] = frozenset()) -> F
     declared = ["CONTENT"] + (["TOOL_DEFINITION"] if block is not None and not definitions_in_text else [])
     declared += ["TOOL_DEFINITIONS"] if block is not None and definitions_in_text and block.placement == "after" else []
     declared += ["TOOL_CALL_ID"] if id_close_terminal else []
+    declared += ["TOOL_RESPONSE_NAME"] if name_close_terminal and not id_close_terminal else []
     lines.append("%declare " + " ".join(declared))
     return FramingPiece(
         grammar="\n".join(lines) + "\n",
@@ -405,6 +433,7 @@ def grammar_piece(framing: Framing, reserved: frozenset[str] = frozenset()) -> F
         tools_wrap_function=block.wraps_function if block is not None else False,
         tools_notation=block.notation if block is not None else "json",
         tools_in_text=definitions_in_text,
+        tool_content_json=framing.tool_content_json and "tool" in headers,
         default_system_terminal=default_system_terminal,
         prefix_terminal=prefix_terminal,
         lead_terminal=lead_terminal,

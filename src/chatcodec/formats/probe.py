@@ -422,6 +422,13 @@ def _with_tool_role(probes: Probes, framing: Framing) -> Framing:
         header, id_close = header[:at], header[at + len(ids[0]) :]
         if not id_close:
             return framing
+    name_close = ""
+    if not id_close and PROBE_TOOL in header and header.index(PROBE_TOOL) > 0 and TOOL_RESULT not in header:
+        # The header names the tool that answers (harmony's ``<|start|>functions.NAME to=...``).
+        at = header.index(PROBE_TOOL)
+        header, name_close = header[:at], header[at + len(PROBE_TOOL) :]
+        if not name_close or PROBE_TOOL in name_close:
+            return framing
     if not header or header == framing.headers.get("user") or PROBE_TOOL in header + id_close:
         # No header of its own, or the result is written inside the assistant's turn.
         return framing
@@ -430,6 +437,7 @@ def _with_tool_role(probes: Probes, framing: Framing) -> Framing:
     if two is not None and TOOL_RESULT_2 in two:
         between = _between(two, TOOL_RESULT, TOOL_RESULT_2) or ""
         second_header = header + ids[1] + id_close if id_close and ids is not None else header
+        second_header += PROBE_TOOL + name_close if name_close else ""
         if between != footer + second_header:
             separator = between
     headers = {**framing.headers, "tool": header}
@@ -450,23 +458,38 @@ def _with_tool_role(probes: Probes, framing: Framing) -> Framing:
         footers=footers,
         tool_separator=separator,
         tool_id_close=id_close,
+        tool_name_close=name_close,
+        tool_content_json=_content_as_json_string(probes, tag, ids, header + name_close + id_close, footer),
         assistant_after_tool=after_tool,
     )
 
 
+def _content_as_json_string(probes: Probes, tag: str, ids: tuple[str, str] | None, header: str, footer: str) -> bool:
+    """Does the template write a tool result as a JSON string (``"..."``, escaped)?"""
+    if not (header.endswith('"') and footer.startswith('"')):
+        return False
+    messages = _call_and_results(ids, ['a"b'])
+    text = probes.get("ua(call)t(quote)" + tag, messages, tools=[probe_tool(PROBE_TOOL)])
+    return text is not None and '"a\\"b"' in text
+
+
 def _tool_header(probes: Probes, framing: Framing, before: str, ids: tuple[str, str] | None, tag: str) -> str:
-    """The tool turn's header: what follows the assistant's footer before the result, or (an
-    assistant turn with no footer) what the result's turn adds to the render without it."""
+    """The tool turn's header: what the result's turn adds to the render without it, or else
+    what follows the assistant's footer before the result."""
+    without = probes.get("ua(call)" + tag, _call_and_results(ids, [TOOL_RESULT])[:2], tools=[probe_tool(PROBE_TOOL)])
     end = framing.footers.get("assistant", "")
+    if without is not None and before.startswith(without) and PROBE_TOOL in without and len(before) > len(without):
+        header = before[len(without) :]
+        # Whitespace the footer ends with is written only when a turn follows: it is the
+        # footer's, not the header's.
+        trailing = end[len(end.rstrip(WHITESPACE)) :]
+        if trailing and without.endswith(end.rstrip(WHITESPACE)) and header.startswith(trailing):
+            header = header[len(trailing) :]
+        return header
     after_user = before[before.index(USER) + len(USER) :] if USER in before else before
     if end and end in after_user:
         return after_user[after_user.rindex(end) + len(end) :]
-    if end:
-        return ""
-    without = probes.get("ua(call)" + tag, _call_and_results(ids, [TOOL_RESULT])[:2], tools=[probe_tool(PROBE_TOOL)])
-    if without is None or not before.startswith(without) or PROBE_TOOL not in without:
-        return ""
-    return before[len(without) :]
+    return ""
 
 
 def _with_tools_block(probes: Probes, framing: Framing) -> Framing:

@@ -86,6 +86,7 @@ class _Turn:
     has_tools_block: bool = False
     tools_marker: str = ""
     tool_call_id: str | None = None
+    name: str | None = None  # the tool's name, where the tool turn's header holds it
     definitions: list[str] = field(default_factory=list)  # tool definitions not delimited
 
 
@@ -183,6 +184,8 @@ class TranscriptReader:
                 if kind == "TOOL_SEPARATOR" and self.tools is not None:
                     self._flush_tool()
                     self._tool_text = []
+                elif self._tool_text is not None:
+                    self._flush_tool()  # a tools turn ended by the footer every turn has
                 if turn is not None:
                     turn.parts.append(Span("delimiter", piece.start, piece.end, kind))
                 else:
@@ -198,6 +201,10 @@ class TranscriptReader:
         if kind == "TOOL_DEFINITIONS" and turn is not None:
             turn.definitions.append(piece.text)
             _add_span(turn.parts, Span("tool_definitions", piece.start, piece.end))
+            return
+        if kind == "TOOL_RESPONSE_NAME" and turn is not None:
+            turn.name = (turn.name or "") + piece.text
+            _add_span(turn.parts, Span("tool_name", piece.start, piece.end))
             return
         if kind == "TOOL_CALL_ID" and turn is not None:
             turn.tool_call_id = (turn.tool_call_id or "") + piece.text
@@ -346,7 +353,9 @@ class TranscriptReader:
                 return self._drop(turn)
         if turn.role == "system" and self.family.system_turn_always and not content:
             return self._drop(turn)
-        message = Message(role=turn.role, content=content, tool_call_id=turn.tool_call_id)  # type: ignore[arg-type]
+        if turn.role == "tool" and self.family.framing.tool_content_json:
+            content = _json_string_text(content)
+        message = Message(role=turn.role, content=content, tool_call_id=turn.tool_call_id, name=turn.name)  # type: ignore[arg-type]
         self._add(message, turn, end)
         return False, {}
 
@@ -415,6 +424,15 @@ class TranscriptReader:
         all_parts = header + (parts if parts is not None else [p for p in turn.parts if p not in header])
         self.spans.append(MessageSpan(index, message.role, turn.start, end, turn.body_start, all_parts))
         self._last_role = message.role
+
+
+def _json_string_text(raw: str) -> str:
+    """The text of a JSON string literal's inside (kept as written if it is not one)."""
+    try:
+        text = json.loads('"' + raw + '"')
+    except json.JSONDecodeError:
+        return raw
+    return text if isinstance(text, str) else raw
 
 
 def _add_span(spans: list[Span], span: Span) -> None:
