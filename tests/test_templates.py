@@ -214,6 +214,7 @@ CALL_SYNTAX: dict[str, str] = {
     ),
     **dict.fromkeys(["SwissAI-Apertus-8B-Instruct", "SwissAI-Apertus-8B-Instruct-llamacpp-first"], "apertus"),
     "cogito-v1-preview-llama-3B": "json_list",  # a bare [{"name": ..., "arguments": ...}]
+    **dict.fromkeys(["Microsoft-Phi-4-mini-instruct", "Microsoft-Phi-4-mini-reasoning"], "functools"),  # functools[{...}]
     "LiquidAI-LFM2-8B-A1B-llamacpp-first": "lfm2_json",  # <|tool_call_start|>{...}<|tool_call_end|>
     # [f(a='x'), g(n=2)] between <|tool_call_start|> and <|tool_call_end|>
     **dict.fromkeys(["LiquidAI-LFM2.5-8B-A1B", "LiquidAI-LFM2.5-VL-450M", "OpenBMB-MiniCPM3-4B"], "pythonic"),
@@ -578,6 +579,7 @@ UNRENDERED_CALLS = {
     "Cohere-command-r7b-12-2024": "<|START_THINKING|>I will look it up.<|END_THINKING|><|START_ACTION|>[\n"
     '    {"tool_call_id": "0", "tool_name": "get_weather", "parameters": {"city": "Paris"}}\n]<|END_ACTION|>',
     "IBM-granite-3.0-2b-instruct": '<|tool_call|>[{"name": "get_weather", "arguments": {"city": "Paris"}}]',
+    "Microsoft-Phi-4-mini-instruct": 'functools[{"name": "get_weather", "arguments": {"city": "Paris"}}]',
 }
 
 

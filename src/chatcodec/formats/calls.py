@@ -39,6 +39,9 @@ class CallSyntax:
     # Text that, written in a tools prompt that tells the model how to call, names this syntax
     # (for templates that render no calls themselves: Granite 3's "respond with <|tool_call|>").
     instructed_by: tuple[str, ...] = ()
+    # Special tokens that, all in a template's source, name this syntax when the template
+    # renders no calls (Phi-4-mini's <|tool|> block: its model writes ``functools[...]``).
+    template_markers: tuple[str, ...] = ()
     reader_options: tuple[tuple[str, object], ...] = ()
     # Calls are the whole answer: no content before them.
     whole_turn: bool = False
@@ -223,6 +226,8 @@ FUNCTOOLS = CallSyntax(
     closes_at_end=True,
     spellings=spelled(("CALL_OPEN", ("functools", " functools"))),
     markers=("functools[",),
+    # Phi-4-mini's template renders no calls; its tools block is <|tool|>...<|/tool|>.
+    template_markers=("<|tool|>", "<|/tool|>"),
 )
 LLAMA_JSON = CallSyntax(
     name="llama_json",

@@ -266,11 +266,16 @@ def _named_by_markers(source: str) -> CallSyntax | None:
         if syntax.markers
         and all(_special_token(marker) and marker in source for marker in syntax.markers)
     ]
+    found += [
+        syntax
+        for syntax in CANDIDATES
+        if syntax.template_markers and all(marker in source for marker in syntax.template_markers)
+    ]
     if not found:
         return None
     found.sort(key=lambda syntax: -sum(len(marker) for marker in syntax.markers))
     best = found[0]
-    if any(not all(marker in "".join(best.markers) for marker in other.markers) for other in found[1:]):
+    if any(other is not best and not all(marker in "".join(best.markers) for marker in other.markers) for other in found[1:]):
         return None  # two syntaxes spelled apart: the template does not say which
     return best
 

@@ -228,8 +228,17 @@ def read_framing(name: str, probes: Probes) -> Framing:
     if three is not None and USER_2 in three:
         between = _between(three, ASSISTANT, USER_2) or ""
         opener = _TOKEN.match(assistant_header)
+        shared = _common_prefix(between, assistant_footer) if assistant_footer else ""
         if assistant_footer and between.startswith(assistant_footer):
             user_header = between[len(assistant_footer) :]
+        elif (
+            shared.strip(WHITESPACE)
+            and _TOKEN.fullmatch(assistant_footer[len(shared) :].strip(WHITESPACE))
+            and _TOKEN.match(between[len(shared) :])
+        ):
+            # The last answer's footer adds a trailer (an end-of-text token the template writes
+            # once, at the very end): between two turns the footer is what they share.
+            assistant_footer, user_header = shared, between[len(shared) :]
         elif opener is not None and between.rfind(opener.group()) > 0:
             # Headers begin with the same token (``<|start|>``): the user's starts there, and
             # what comes before it ends the answer.
