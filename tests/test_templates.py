@@ -658,6 +658,7 @@ TOOL_ROUND_TRIP_GAPS = {
     "OpenAI-gpt-oss-20b-2025-08-07": _TYPESCRIPT,
     "SberDevices-GigaChat3.1-10B-A1.8B": _TYPESCRIPT,
     "SberDevices-GigaChat3-10B-A1.8B": _TYPESCRIPT,
+    "NVIDIA-Nemotron-Nano-9B-v2": "writes the last answer after an unclosed <think>, so it reads back as reasoning",
     "Upstage-Solar-Open-100B": "writes each tool result under the call's id and name, which its header holds",
     "SwissAI-Apertus-8B-Instruct": _TYPESCRIPT,
     "ServiceNow-Apriel-1.5-15b-Thinker-unsloth": "without a system message it writes the tools block differently and adds a system turn",
