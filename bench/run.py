@@ -43,7 +43,15 @@ except ImportError:  # running from a checkout without installing
     import chatcodec
 
 SEED = 20240611
-FAMILIES = ("qwen3", "deepseek", "llama3_hermes")
+FAMILIES = ("qwen3", "deepseek", "llama3_hermes", "llama_json", "mistral", "qwen3_coder", "harmony")
+# Call syntaxes read off real templates (tests/templates), with the model's special tokens.
+TEMPLATES = Path(__file__).resolve().parent.parent / "tests" / "templates"
+TEMPLATE_OF = {
+    "llama_json": ("Llama-3.1-8B-Instruct", {"bos_token": "<|begin_of_text|>", "eos_token": "<|eot_id|>"}),
+    "mistral": ("Mistral-Small-3.2-24B-Instruct-2506", {"bos_token": "<s>", "eos_token": "</s>"}),
+    "qwen3_coder": ("Qwen-Qwen3-Coder", {"eos_token": "<|im_end|>"}),
+    "harmony": ("OpenAI-gpt-oss-120b", {}),
+}
 SHAPES = ("reasoning", "content", "tools")
 SIZES = {"1 KB": 1_000, "10 KB": 10_000, "100 KB": 100_000, "1 MB": 1_000_000}
 QUICK_SIZES = {"1 KB": 1_000, "10 KB": 10_000, "100 KB": 100_000}
@@ -62,6 +70,11 @@ DS_CALLS_BEGIN = "<｜tool▁calls▁begin｜>"
 DS_CALL = "<｜tool▁call▁begin｜>{name}<｜tool▁sep｜>{arguments}<｜tool▁call▁end｜>"
 DS_CALLS_END = "<｜tool▁calls▁end｜>"
 DS_END = "<｜end▁of▁sentence｜>"
+LLAMA_CALL = '{{"name": "{name}", "parameters": {arguments}}}'
+MISTRAL_CALL = "[TOOL_CALLS]{name}[ARGS]{arguments}"
+HARMONY_CALL = "<|channel|>commentary to=functions.{name} <|constrain|>json<|message|>{arguments}<|call|>"
+XML_CALL = "\n<tool_call>\n<function={name}>\n{parameters}</function>\n</tool_call>"
+XML_PARAMETER = "<parameter={key}>\n{value}\n</parameter>\n"
 
 
 # ---- deterministic input -------------------------------------------------------------------
@@ -229,13 +242,60 @@ def build_case(family: str, shape: str, size: int, seed: int) -> Case:
         if calls:
             body = DS_CALLS_BEGIN + "".join(DS_CALL.format(name=n, arguments=a) for n, a in calls) + DS_CALLS_END
         text = head + content + body + DS_END
+    elif family == "llama_json":
+        # Calls are the whole answer: no text before them.
+        if calls:
+            content = ""
+        text = (content or "; ".join(LLAMA_CALL.format(name=n, arguments=a) for n, a in calls)) + "<|eot_id|>"
+    elif family == "mistral":
+        text = content + "".join(MISTRAL_CALL.format(name=n, arguments=a) for n, a in calls) + "</s>"
+    elif family == "harmony":
+        head = f"<|channel|>analysis<|message|>{reasoning}<|end|><|start|>assistant" if reasoning is not None else ""
+        if calls:
+            content = ""
+            body = "<|start|>assistant".join(HARMONY_CALL.format(name=n, arguments=a) for n, a in calls)
+        else:
+            body = f"<|channel|>final<|message|>{content}<|return|>"
+        text = head + body
+    elif family == "qwen3_coder":
+        # XML parameters are flat text: each call's arguments are string values, converted to
+        # JSON by the reader.
+        xml_calls = [(name, xml_arguments(maker, len(arguments))) for name, arguments in calls]
+        calls = [(name, json.dumps(dict(values), ensure_ascii=False)) for name, values in xml_calls]
+        body = "".join(
+            XML_CALL.format(name=n, parameters="".join(XML_PARAMETER.format(key=k, value=v) for k, v in values))
+            for n, values in xml_calls
+        )
+        text = content + body + "<|im_end|>"
+        if reasoning is not None:
+            text = reasoning + "\n</think>\n\n" + text
+            options["reasoning"] = True
     else:  # pragma: no cover - FAMILIES lists the families above
         raise ValueError(family)
     return Case(family, shape, size_label(size), text, options, Expected(content, reasoning, calls))
 
 
+def xml_arguments(maker: Maker, size: int) -> list[tuple[str, str]]:
+    """Parameters of about ``size`` characters of text: prose with the characters JSON must
+    escape, unicode, and tags quoted inside."""
+    values: list[tuple[str, str]] = []
+    used = 0
+    while used < size or not values:
+        value = maker.prose(maker.rng.randint(40, 400)) + " " + maker.rng.choice(STRING_PIECES[:8])
+        values.append((f"p{len(values)}", value))
+        used += len(value) + 40
+    return values
+
+
+def load(family: str) -> chatcodec.Codec:
+    if family in TEMPLATE_OF:
+        name, tokens = TEMPLATE_OF[family]
+        return chatcodec.load(TEMPLATES / f"{name}.jinja", special_tokens=tokens)
+    return chatcodec.load(family)
+
+
 def shapes_of(family: str) -> tuple[str, ...]:
-    if family == "llama3_hermes":
+    if family in ("llama3_hermes", "llama_json", "mistral", "qwen3_coder"):
         return ("content", "tools")  # the format has no reasoning blocks
     return SHAPES
 
@@ -380,7 +440,7 @@ def measure(plan: Plan, families: Sequence[str], log: Callable[[str], None]) -> 
     rows: list[Row] = []
     growth: list[Growth] = []
     for family_index, family in enumerate(families):
-        codec = chatcodec.load(family)
+        codec = load(family)
         for shape_index, shape in enumerate(shapes_of(family)):
             seed = SEED + 100 * family_index + 10 * shape_index
             for label, size in plan.sizes.items():

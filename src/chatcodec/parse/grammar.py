@@ -32,6 +32,12 @@ class StateInfo:
     free_text: str | None
 
 
+def _telling(spelling: str) -> bool:
+    """Is a spelling, found where it is not allowed, worth a diagnostic?"""
+    bare = spelling.strip()
+    return bool(bare) and (len(bare) > 2 or any(char.isalnum() for char in bare))
+
+
 class FamilyGrammar:
     """A Lark LALR grammar plus, per parser state, the delimiters it accepts."""
 
@@ -90,9 +96,11 @@ class FamilyGrammar:
 
     def _build_state(self, actions: dict[str, object]) -> StateInfo:
         accepted = {s: t for s, t in self.spellings.items() if t in actions}
-        # A spelling the state rejects is still worth reporting as stray, unless it is plain
-        # whitespace (a separator), which is ordinary text everywhere else.
-        others = {s: t for s, t in self.spellings.items() if t not in actions and s.strip()}
+        # A spelling the state rejects is still worth reporting as stray, unless it is ordinary
+        # text everywhere else: whitespace, or a bracket or two of punctuation (a separator
+        # ", ", a bare "{" that opens Llama's calls, Qwen3-Coder's ">"), which would also be
+        # looked at at every occurrence inside JSON.
+        others = {s: t for s, t in self.spellings.items() if t not in actions and _telling(s)}
         free = [t for t in actions if t.isupper() and t not in self.delimiters and not t.startswith("$")]
         if len(free) > 1:
             raise GrammarError(f"grammar {self.name!r}: a state accepts two kinds of free text: {sorted(free)}")
