@@ -224,7 +224,15 @@ CASES: list[tuple[str, str, dict[str, Any], dict[str, Any], str, list[str]]] = [
         "stop",
         ["stray_delimiter"],
     ),
-    ("deepseek", "Cut off <｜tool▁calls▁begin｜>", {}, {"content": "Cut off "}, "length", []),
+    # Cut off after the section's opening tag: nothing is lost, and the output was cut short.
+    (
+        "deepseek",
+        "Cut off <｜tool▁calls▁begin｜>",
+        {},
+        {"content": "Cut off <｜tool▁calls▁begin｜>"},
+        "length",
+        ["unclosed_tool_call"],
+    ),
     (
         "deepseek",
         "Reason.</think>Answer.",

@@ -56,6 +56,7 @@ DiagnosticKind = Literal[
     "unclosed_tool_call",
     "stray_delimiter",
     "unexpected_text",
+    "noncanonical",
 ]
 
 

@@ -59,6 +59,15 @@ class Format:
     def call_close(self) -> frozenset[str]:
         return self.calls.call_close if self.calls else frozenset()
 
+    @property
+    def section_open(self) -> frozenset[str]:
+        """Delimiters that open a section of calls (DeepSeek's ``<｜tool▁calls▁begin｜>``)."""
+        return frozenset({"CALLS_BEGIN"}) if self.calls else frozenset()
+
+    @property
+    def section_close(self) -> frozenset[str]:
+        return frozenset({"CALLS_END"}) if self.calls else frozenset()
+
 
     @property
     def end(self) -> frozenset[str]:
@@ -167,9 +176,12 @@ def compose(
     rules += [
         f"completion: {lead_part}body{end}",
     ]
+    # Calls inside a reasoning block the model never closed: the reasoning goes on after them
+    # until its closing tag, then the answer (and its calls) follow.
+    resumed = f" (THINK_CLOSE {opening}CONTENT?{calls_part})?" if calls is not None and not calls.whole_turn else ""
     if reasoning is not None:
         if calls is not None:
-            rules.append(f"          | {lead_part}open_reasoning calls{end}")
+            rules.append(f"          | {lead_part}open_reasoning calls{resumed}{end}")
         rules.append(f"          | {lead_part}open_reasoning{end}")
         if unprompted:
             # Without a prompt nothing says whether the output opens inside a reasoning block
@@ -181,7 +193,7 @@ def compose(
             )
             rules.append(f"                     | {lead_part}explicit_reasoning {opening}CONTENT?{calls_part}{end}")
             if calls is not None:
-                rules.append(f"                     | {lead_part}open_reasoning calls{end}")
+                rules.append(f"                     | {lead_part}open_reasoning calls{resumed}{end}")
             rules.append(f"                     | {lead_part}open_reasoning{end}")
     else:
         pieces = [_drop_rule(piece, "explicit_reasoning") for piece in pieces]

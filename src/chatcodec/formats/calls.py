@@ -43,6 +43,12 @@ class CallSyntax:
     # renders no calls (Phi-4-mini's <|tool|> block: its model writes ``functools[...]``).
     template_markers: tuple[str, ...] = ()
     reader_options: tuple[tuple[str, object], ...] = ()
+    # The canonical form puts the calls in a section (``CALLS_BEGIN`` ... ``CALLS_END``); a call
+    # outside one is read, with a ``noncanonical`` diagnostic.
+    in_section: bool = False
+    # Spellings the grammar accepts that the model's canonical form does not use (R1 distills'
+    # ``<｜tool▁calls｜>``): read, with a ``noncanonical`` diagnostic.
+    noncanonical: tuple[str, ...] = ()
     # Calls are the whole answer: no content before them.
     whole_turn: bool = False
     # A call with no closing tag ends with the answer (or at the next call).
@@ -117,6 +123,8 @@ DEEPSEEK = CallSyntax(
     description="<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{…}<｜tool▁call▁end｜>…",
     call_open=frozenset({"CALL_BEGIN"}),
     call_close=frozenset({"CALL_END"}),
+    in_section=True,
+    noncanonical=("<｜tool▁calls｜>",),
 )
 DEEPSEEK_V3 = CallSyntax(
     name="deepseek_v3",
@@ -125,6 +133,8 @@ DEEPSEEK_V3 = CallSyntax(
     description="<｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\\n```json\\n{…}\\n```<｜tool▁call▁end｜>",
     call_open=frozenset({"CALL_BEGIN"}),
     call_close=frozenset({"CALL_END"}),
+    in_section=True,
+    noncanonical=("<｜tool▁calls｜>",),
 )
 
 # -- JSON in tags ---------------------------------------------------------------------------------

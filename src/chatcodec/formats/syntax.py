@@ -38,9 +38,11 @@ class ReasoningSyntax:
 
     @classmethod
     def from_tags(cls, open_tag: str, close_tag: str, *, newlines_after_close: int = 2) -> ReasoningSyntax:
-        """Tags with the whitespace templates put around them: a newline may follow the opening
-        tag and precede the closing one, and up to ``newlines_after_close`` follow it."""
-        opens = (open_tag, open_tag + "\n")
+        """Tags with the whitespace templates and models put around them: a newline may follow
+        the opening tag (and whitespace precede it) and precede the closing one, and up to
+        ``newlines_after_close`` follow it."""
+        # A model may write whitespace before the opening tag too ("\n<think>").
+        opens = tuple(lead + open_tag + tail for lead in ("", "\n", "\n\n", " ") for tail in ("", "\n"))
         closes = tuple(
             lead + close_tag + "\n" * count for lead in ("", "\n") for count in range(newlines_after_close + 1)
         )

@@ -77,6 +77,15 @@ class AssistantAssembler:
         self._finish: FinishReason | None = None
         self._stray_reported = False
         self._stray_run_start = 0
+        # A call opened inside a reasoning block the model never closed: the reasoning goes on
+        # after the call, until its closing tag.
+        self._resume_reasoning = False
+        self._resumed_empty = False
+        self._call_in_reasoning_reported = False
+        # A section opener (``<｜tool▁calls▁begin｜>``) waits for its first call: followed by
+        # anything else, it was text. "real" once a call opened in it, "text" if it was text.
+        self._section_hold: list[Piece] | None = None
+        self._section_state: str | None = None
         self._base = base
         self.silent = False
 
@@ -144,7 +153,9 @@ class AssistantAssembler:
                         continue
                     piece = Piece(piece.kind, piece.text[cut:], self._base, run_start=piece.run_start)
             kind = piece.kind
-            if kind == "CONTENT" and piece.stray_delimiter is None and not self.silent:
+            if self._section_hold is not None:
+                self._handle(piece)
+            elif kind == "CONTENT" and piece.stray_delimiter is None and not self.silent and not self._in_reasoning:
                 # The hot path of streaming: a delta of visible text.
                 text = piece.text
                 self._content.append(text)
@@ -176,6 +187,12 @@ class AssistantAssembler:
         if self._finish is not None:
             return []
         self._decide_leading(as_reasoning=False)
+        if self._section_hold is not None:
+            # The text ends right after a section's opening tag: cut short, and the tag is text.
+            cut_short = True
+            self._release_section(as_text=True, unclosed=True)
+        if self._resumed_empty:
+            self._in_reasoning = False  # the text ended with the call: nothing resumed
         reason: FinishReason
         if self._call is not None:
             call = self._call
@@ -301,6 +318,44 @@ class AssistantAssembler:
         if self._reader is not None:
             self._reader.close(call)
         self._tool_calls.finish(call, closed=closed)
+        if self._resume_reasoning:
+            self._resume_reasoning = False
+            self._in_reasoning = True
+            self._resumed_empty = True  # until reasoning text follows the call
+
+    def _text(self, piece: Piece) -> None:
+        """Text where the format has a place for it: reasoning inside an open reasoning block,
+        content otherwise."""
+        if self._in_reasoning:
+            if piece.text.strip():
+                self._resumed_empty = False
+            self._reasoning.append(piece.text)
+            self._span("reasoning", piece.start, piece.end)
+            self._emit(ReasoningDelta(piece.text))
+        else:
+            self._content.append(piece.text)
+            self._span("content", piece.start, piece.end)
+            self._emit(ContentDelta(piece.text))
+
+    def _release_section(self, *, as_text: bool, unclosed: bool = False) -> None:
+        """Settle a held section opener: a real section's delimiter, or text."""
+        held, self._section_hold = self._section_hold, None
+        if not held:
+            return
+        opener = held[0]
+        if as_text:
+            self._section_state = "text"
+            if unclosed:
+                self._diagnose("unclosed_tool_call", opener.start, "the text ends inside a tool-call section")
+            else:
+                self._diagnose("malformed_tool_call", opener.start, f"{opener.text!r} opens no tool call; kept as text")
+            for piece in held:
+                self._text(piece)
+            return
+        self._section_state = "real"
+        self._span("delimiter", opener.start, opener.end, opener.kind)
+        for piece in held[1:]:
+            self._text(piece)
 
     def _handle(self, piece: Piece) -> None:
         family = self.family
@@ -308,6 +363,14 @@ class AssistantAssembler:
         if piece.kind == "LEADING":
             self._undecided.append(piece)
             return
+        if self._section_hold is not None:
+            if piece.delimiter and piece.kind in family.call_open:
+                self._release_section(as_text=False)
+            elif not piece.delimiter and not piece.text.strip():
+                self._section_hold.append(piece)  # whitespace before the first call
+                return
+            else:
+                self._release_section(as_text=True)
         if piece.delimiter and self._undecided:
             self._decide_leading(as_reasoning=piece.kind in family.reasoning_close)
         if piece.delimiter:
@@ -334,12 +397,28 @@ class AssistantAssembler:
                 elif self._reader is not None:
                     self._reader.delimiter(call, piece)
                 return
+            if kind in family.section_open:
+                self._section_hold = [piece]
+                if family.calls is not None and piece.text.strip() in family.calls.noncanonical:
+                    self._diagnose("noncanonical", piece.start, f"{piece.text!r} is not the format's own spelling")
+                return
+            if kind in family.section_close and self._section_state == "text":
+                self._section_state = None
+                self._text(piece)  # closes a section that was text
+                return
+            if kind in family.section_close:
+                self._section_state = None
             if kind in family.call_open:
                 if self._in_reasoning:
                     self._in_reasoning = False
-                    self._diagnose(
-                        "tool_call_in_reasoning", piece.start, "a tool call starts inside an unclosed reasoning block"
-                    )
+                    self._resume_reasoning = True
+                    if not self._call_in_reasoning_reported:
+                        self._call_in_reasoning_reported = True
+                        self._diagnose(
+                            "tool_call_in_reasoning", piece.start, "a tool call starts inside an unclosed reasoning block"
+                        )
+                if family.calls is not None and family.calls.in_section and self._section_state != "real":
+                    self._diagnose("noncanonical", piece.start, "a tool call outside the format's section of calls")
                 self._open_call(piece)
                 return
             self._span("delimiter", piece.start, piece.end, kind)
@@ -364,14 +443,23 @@ class AssistantAssembler:
             self._span("reasoning", piece.start, piece.end)
             self._emit(ReasoningDelta(piece.text))
         elif piece.kind == "CONTENT":
-            self._content.append(piece.text)
-            self._span("content", piece.start, piece.end)
-            self._emit(ContentDelta(piece.text))
+            self._text(piece)
         elif call is not None:
             call.raw.append(piece.text)
             call.spans.append(("tool_call", piece.start, piece.end, None))
             if self._reader is not None:
                 self._reader.text(call, piece)
+        elif not self._ended:
+            # Text where the grammar has no place for it, before the answer ended: kept in the
+            # message, where it stands.
+            if piece.run_start:
+                self._stray_run_start = piece.start
+            if piece.text.strip() and not self._stray_reported:
+                self._stray_reported = True
+                self._diagnose(
+                    "unexpected_text", self._stray_run_start, "text where the format has no place for it; kept as text"
+                )
+            self._text(piece)
         else:
             self._span("unparsed", piece.start, piece.end)
             if piece.run_start:

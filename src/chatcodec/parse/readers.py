@@ -140,13 +140,26 @@ class JsonObjectReader(CallReader):
             self.calls.name_complete(call, name, position)
 
     def _string_arguments(self, call: ToolCallBlock) -> None:
-        # "arguments": "{\"city\": \"Paris\"}" -- the JSON text is the string's value.
+        # "arguments": "{\"city\": \"Paris\"}" -- the JSON text is the string's value (the
+        # OpenAI convention). A string that holds no JSON ("arguments": "hello") is itself the
+        # model's JSON value: it stays the JSON string it is, never bare text.
         raw = "".join(call.arguments_as_string or [])
         try:
             decoded = json.loads(raw)
-        except json.JSONDecodeError:
-            decoded = raw
-        self.calls.arguments_text(call, decoded if isinstance(decoded, str) else raw)
+        except (json.JSONDecodeError, RecursionError):
+            decoded = None
+        if isinstance(decoded, str) and _is_json(decoded):
+            self.calls.arguments_text(call, decoded)
+        else:
+            self.calls.arguments_text(call, raw.strip())
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        return False
+    return True
 
 
 class JsonListReader(JsonObjectReader):

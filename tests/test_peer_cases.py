@@ -1,0 +1,121 @@
+"""Outputs from the peers' test suites (vLLM, SGLang, llama.cpp) that showed a kind of bug, each
+read whole and one character at a time: nothing may be lost, and the message must be the same."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from parsing_support import normalized
+
+import chatcodec
+from chatcodec.parse.stream import ParseResult
+
+QWEN3 = chatcodec.load("qwen3")
+DEEPSEEK = chatcodec.load("deepseek")
+THINKING_OFF = QWEN3.render([{"role": "user", "content": "hi"}], add_generation_prompt=True, enable_thinking=False)
+THINKING_ON = QWEN3.render([{"role": "user", "content": "hi"}], add_generation_prompt=True)
+DEEPSEEK_PROMPT = DEEPSEEK.render([{"role": "user", "content": "hi"}], add_generation_prompt=True)
+V3_CALL = "<｜tool▁call▁begin｜>{name}<｜tool▁sep｜>{arguments}<｜tool▁call▁end｜>"
+
+
+def parse_both(codec: chatcodec.Codec, text: str, **options: Any) -> ParseResult:
+    """Parse whole and one character at a time; the two must agree."""
+    whole = codec.parse_detailed(text, **options)
+    parser = codec.stream(options.get("prompt"), reasoning=options.get("reasoning"))
+    for char in text:
+        parser.feed(char)
+    parser.close()
+    streamed = parser.result()
+    assert normalized(streamed.message) == normalized(whole.message)
+    assert streamed.finish_reason == whole.finish_reason
+    assert [d.kind for d in streamed.diagnostics] == [d.kind for d in whole.diagnostics]
+    assert whole.reassemble() == text
+    return whole
+
+
+def calls(result: ParseResult) -> list[tuple[str, Any]]:
+    return [(c.function.name, json.loads(c.function.arguments)) for c in result.message.tool_calls or []]
+
+
+def test_a_string_valued_arguments_stays_the_json_string_it_is() -> None:
+    # {"arguments": "hello"}: the model's value is a JSON string; bare `hello` would not be JSON.
+    text = '<tool_call>\n{"name": "do_thing", "arguments": "hello"}\n</tool_call>'
+    result = parse_both(QWEN3, text, prompt=THINKING_OFF)
+    assert result.message.tool_calls[0].function.arguments == '"hello"'  # type: ignore[index]
+    assert calls(result) == [("do_thing", "hello")] and not result.diagnostics
+    # A string that holds JSON is the OpenAI convention: its text is the arguments.
+    text = '<tool_call>\n{"name": "f", "arguments": "{\\"a\\": 1}"}\n</tool_call>'
+    assert calls(parse_both(QWEN3, text, prompt=THINKING_OFF)) == [("f", {"a": 1})]
+
+
+@pytest.mark.parametrize(
+    "text,finish",
+    [
+        ("Let me look that up.<｜tool▁calls▁begin｜>get_weather", "stop"),
+        ('<｜tool▁calls▁begin｜>foo<｜tool▁sep｜>{"x":1}<｜tool▁calls▁end｜>', "stop"),
+    ],
+)
+def test_a_malformed_deepseek_section_keeps_every_character_in_the_message(text: str, finish: str) -> None:
+    result = parse_both(DEEPSEEK, text, prompt=DEEPSEEK_PROMPT)
+    assert result.message.content == text and result.message.tool_calls is None
+    assert result.finish_reason == finish
+    assert "malformed_tool_call" in [d.kind for d in result.diagnostics]
+
+
+def test_reasoning_that_mentions_the_section_tag_is_not_cut_there() -> None:
+    text = "I could write <｜tool▁calls▁begin｜> here, but no.</think>Answer."
+    result = parse_both(DEEPSEEK, text, reasoning=True)
+    assert result.message.reasoning_content == "I could write <｜tool▁calls▁begin｜> here, but no."
+    assert result.message.content == "Answer." and result.finish_reason == "stop"
+
+
+@pytest.mark.parametrize("lead", ["\n", "\n\n", " "])
+def test_whitespace_before_the_opening_think_tag(lead: str) -> None:
+    result = parse_both(QWEN3, lead + "<think>plan</think>\nrest")
+    assert (result.message.reasoning_content, result.message.content) == ("plan", "rest")
+
+
+def test_an_opening_tag_the_prompt_already_wrote_is_the_tag_again() -> None:
+    result = parse_both(QWEN3, "<think>\nplan</think>\n\nrest", prompt=THINKING_ON + "<think>\n")
+    assert (result.message.reasoning_content, result.message.content) == ("plan", "rest")
+
+
+@pytest.mark.parametrize("codec_name", ["qwen3", "deepseek"])
+def test_reasoning_resumes_after_a_call_inside_it(codec_name: str) -> None:
+    # R1 <call A> R2 </think> <call B>: both calls, the reasoning on both sides of call A.
+    if codec_name == "qwen3":
+        codec = QWEN3
+        call = '<tool_call>\n{{"name": "{}", "arguments": {{}}}}\n</tool_call>'.format
+    else:
+        codec = DEEPSEEK
+        call = lambda name: "<｜tool▁calls▁begin｜>" + V3_CALL.format(name=name, arguments="{}") + "<｜tool▁calls▁end｜>"  # noqa: E731
+    text = "R1" + call("a") + "R2</think>" + call("b")
+    result = parse_both(codec, text, reasoning=True)
+    assert [c.function.name for c in result.message.tool_calls or []] == ["a", "b"]
+    assert result.message.reasoning_content == "R1R2" and not result.message.content
+    assert [d.kind for d in result.diagnostics] == ["tool_call_in_reasoning"]
+    assert result.finish_reason == "tool_calls"
+
+
+def test_a_call_that_ends_the_text_inside_reasoning_is_a_finished_call() -> None:
+    result = parse_both(QWEN3, 'plan\n<tool_call>\n{"name": "f", "arguments": {}}\n</tool_call>', reasoning=True)
+    assert result.finish_reason == "tool_calls" and result.message.reasoning_content == "plan"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # R1 distills open the section with <｜tool▁calls｜>.
+        "<｜tool▁calls｜>" + V3_CALL.format(name="get_weather", arguments='{"city": "Paris"}') + "<｜tool▁calls▁end｜>",
+        # V3.1 writes calls without the section's opening tag.
+        V3_CALL.format(name="get_weather", arguments='{"city": "Paris"}') + "<｜tool▁calls▁end｜>",
+        V3_CALL.format(name="get_weather", arguments='{"city": "Paris"}'),
+    ],
+)
+def test_noncanonical_deepseek_calls_are_read_and_said_so(text: str) -> None:
+    result = parse_both(DEEPSEEK, text, prompt=DEEPSEEK_PROMPT)
+    assert calls(result) == [("get_weather", {"city": "Paris"})]
+    assert [d.kind for d in result.diagnostics] == ["noncanonical"]
+    assert result.finish_reason == "tool_calls"
