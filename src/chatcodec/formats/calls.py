@@ -165,7 +165,7 @@ GIGACHAT3 = CallSyntax(
     name="gigachat3",
     piece="object_after_tag",
     reader="json_object",
-    description='<|message_sep|>\n\nfunction call<|role_sep|>\n{"name": …, "arguments": {…}}',
+    description='<|message_sep|>\\n\\nfunction call<|role_sep|>\\n{"name": …, "arguments": {…}}',
     closes_at_end=True,
     spellings=spelled(
         ("CALL_OPEN", ("<|message_sep|>\n\nfunction call<|role_sep|>\n", "function call<|role_sep|>\n")),
@@ -269,6 +269,17 @@ LLAMA4_JSON = CallSyntax(
         ("CALL_NEXT", (";{", "; {", ";\n{", "; \n{")),
     ),
     markers=("<|python_start|>", '{"name"', '"parameters"'),
+    reader_options=(("opened", True),),
+)
+PYTHONIC_LIST = CallSyntax(
+    name="pythonic_list",
+    piece="pythonic_whole_turn",
+    reader="pythonic",
+    description='[get_weather(city="Paris"), f(x=1)] as the whole answer (after <|python_start|> or not)',
+    whole_turn=True,
+    closes_at_end=True,
+    spellings=spelled(("CALL_OPEN", ("[", " [", "\n[", "<|python_start|>[", "<|python_start|>\n["))),
+    markers=("[", "("),
     reader_options=(("opened", True),),
 )
 BARE_LIST = CallSyntax(
@@ -513,6 +524,17 @@ PYTHONIC = CallSyntax(
     ),
     markers=("<|tool_call_start|>",),
 )
+OLMO3 = CallSyntax(
+    name="olmo3",
+    piece="pythonic_in_tags",
+    reader="pythonic",
+    description='<function_calls>get_weather(city="Paris")\\nf(x=1)</function_calls>',
+    spellings=spelled(
+        ("CALL_OPEN", around("<function_calls>", before="\n", after="\n")),
+        ("CALL_CLOSE", around("</function_calls>", before="\n", after="\n")),
+    ),
+    markers=("<function_calls>", "</function_calls>"),
+)
 GEMMA = CallSyntax(
     name="gemma",
     piece="gemma",
@@ -544,6 +566,7 @@ CANDIDATES: tuple[CallSyntax, ...] = (
     FUNCTOOLS,
     LFM2_JSON,
     PYTHONIC,
+    OLMO3,
     GIGACHAT,
     GIGACHAT3,
     GEMMA,
@@ -552,6 +575,7 @@ CANDIDATES: tuple[CallSyntax, ...] = (
     SOLAR,
     LLAMA4_JSON,
     LLAMA_JSON,
+    PYTHONIC_LIST,
     BARE_LIST,
 )
 CALL_SYNTAXES: dict[str, CallSyntax] = {s.name: s for s in (*CANDIDATES, DEEPSEEK, DEEPSEEK_V3)}

@@ -448,6 +448,10 @@ class PythonicReader(CallReader):
 
     _CALL_START = re.compile(r"\s*(?:```(?:python|py)?\s*)?\[?\s*(?P<name>[A-Za-z_][\w.\-]*)\s*\(")
 
+    def __init__(self, calls: ToolCalls, schemas: Schemas | None = None, *, opened: bool = False) -> None:
+        super().__init__(calls, schemas)
+        self.opened = opened  # the opening delimiter holds the list's "["
+
     def open(self, call: ToolCallBlock) -> None:
         call.state.update(buffer=[], done=0)
 
@@ -457,6 +461,8 @@ class PythonicReader(CallReader):
     def close(self, call: ToolCallBlock) -> None:
         # The calls are read when the block is complete; ``_read`` makes each a child call.
         text = "".join(call.state.get("buffer", []))
+        if self.opened:
+            text = "[" + text.rstrip().removesuffix("<|python_end|>")
         for name, arguments in _python_calls(text):
             child = self.calls.child(call)
             self.calls.name_complete(child, name, call.start)
@@ -474,9 +480,13 @@ class PythonicReader(CallReader):
 
 
 def convert_value_literal(value: Any, schema: dict[str, Any] | None) -> Any:
-    """A Python literal's value, as the tool's schema wants it (a string stays a string)."""
-    if _types(schema) == {"string"} and not isinstance(value, str):
+    """A Python literal's value, as the tool's schema wants it: a string parameter stays a
+    string, and a quoted number or boolean (``hours="2"``) becomes one where the schema says so."""
+    types = _types(schema)
+    if types == {"string"} and not isinstance(value, str):
         return json.dumps(value) if not isinstance(value, (int, float)) else str(value)
+    if isinstance(value, str) and types and "string" not in types:
+        return convert_value(value, schema)
     return value
 
 
