@@ -217,6 +217,8 @@ CALL_SYNTAX: dict[str, str] = {
     **dict.fromkeys(["Microsoft-Phi-4-mini-instruct", "Microsoft-Phi-4-mini-reasoning"], "functools"),  # functools[{...}]
     "AllenAI-Olmo-3.1-32B-Instruct": "olmo3",  # <function_calls>f(a='x')\ng(n=2)</function_calls>
     "vLLM-Llama-4-pythonic": "pythonic_list",  # [f(a="x"), g(n=2)] as the whole answer
+    # to=NAME<|message|><atem:function_calls><atem:invoke name="NAME">...
+    "Muse-Glimmer": "atem",
     "LiquidAI-LFM2-8B-A1B-llamacpp-first": "lfm2_json",  # <|tool_call_start|>{...}<|tool_call_end|>
     # [f(a='x'), g(n=2)] between <|tool_call_start|> and <|tool_call_end|>
     **dict.fromkeys(["LiquidAI-LFM2.5-8B-A1B", "LiquidAI-LFM2.5-VL-450M", "OpenBMB-MiniCPM3-4B"], "pythonic"),
@@ -661,6 +663,7 @@ TOOL_ROUND_TRIP_GAPS = {
     "SberDevices-GigaChat3.1-10B-A1.8B": _TYPESCRIPT,
     "SberDevices-GigaChat3-10B-A1.8B": _TYPESCRIPT,
     "NVIDIA-Nemotron-Nano-9B-v2": "writes the last answer after an unclosed <think>, so it reads back as reasoning",
+    "Muse-Glimmer": "writes a recipient (to=NAME) before every message and tool definitions of its own",
     "vLLM-Llama-4-pythonic": "writes its tool instructions as the system prompt, and a given system prompt otherwise",
     "Upstage-Solar-Open-100B": "writes each tool result under the call's id and name, which its header holds",
     "SwissAI-Apertus-8B-Instruct": _TYPESCRIPT,

@@ -239,6 +239,11 @@ FUNCTOOLS = CallSyntax(
     # Phi-4-mini's template renders no calls; its tools block is <|tool|>...<|/tool|>.
     template_markers=("<|tool|>", "<|/tool|>"),
 )
+_LLAMA_OPENS = tuple(
+    sep + tag + "{"
+    for sep in ("", " ", "\n", "\n\n", ";", "; ", ";\n", "; \n")
+    for tag in ("", "<|python_tag|>")
+)
 LLAMA_JSON = CallSyntax(
     name="llama_json",
     piece="objects_whole_turn",
@@ -247,11 +252,10 @@ LLAMA_JSON = CallSyntax(
     whole_turn=True,
     closes_at_end=True,
     call_open=frozenset({"CALL_OPEN", "CALL_NEXT"}),
-    call_close=frozenset({"CALL_NEXT"}),
-    spellings=spelled(
-        ("CALL_OPEN", ("{", "<|python_tag|>{", " {", "\n{")),
-        ("CALL_NEXT", (";{", "; {", ";\n{", "; \n{")),
-    ),
+    call_close=frozenset({"CALL_OPEN", "CALL_NEXT"}),
+    # Every call opens the same way, the first or the next (after ";", a newline, another
+    # <|python_tag|>, or nothing): one terminal.
+    spellings=spelled(("CALL_OPEN", _LLAMA_OPENS), ("CALL_NEXT", _LLAMA_OPENS)),
     markers=('{"name"', '"parameters"'),
     reader_options=(("opened", True),),
 )
@@ -263,10 +267,10 @@ LLAMA4_JSON = CallSyntax(
     whole_turn=True,
     closes_at_end=True,
     call_open=frozenset({"CALL_OPEN", "CALL_NEXT"}),
-    call_close=frozenset({"CALL_NEXT"}),
+    call_close=frozenset({"CALL_OPEN", "CALL_NEXT"}),
     spellings=spelled(
-        ("CALL_OPEN", ("{", " {", "\n{", "<|python_start|>{", "<|python_start|><|python_end|>{")),
-        ("CALL_NEXT", (";{", "; {", ";\n{", "; \n{")),
+        ("CALL_OPEN", _LLAMA_OPENS + ("<|python_start|>{", "<|python_start|><|python_end|>{")),
+        ("CALL_NEXT", _LLAMA_OPENS + ("<|python_start|>{", "<|python_start|><|python_end|>{")),
     ),
     markers=("<|python_start|>", '{"name"', '"parameters"'),
     reader_options=(("opened", True),),
@@ -357,6 +361,7 @@ MISTRAL = CallSyntax(
         ("CALL_BEGIN", ("[TOOL_CALLS]",)),
         ("ID_SEP", ("[CALL_ID]",)),
         ("CALL_SEP", ("[ARGS]",)),
+        ("ARGS_OPEN", ("{",)),
     ),
     markers=("[TOOL_CALLS]", "[ARGS]"),
 )
@@ -499,15 +504,17 @@ DSML = _invoke(
     # The parameter's own flag says whether its value is a string or JSON.
     typed_by={'" string="true">': "string", '" string="false">': "json"},
 )
+# The whitespace GLM-4.5 writes between its tags (a newline and an indent, or nothing).
+_GLM_GAPS = ("", "\n", " ", "  ", "    ", "\t", "\n  ", "\n    ", "\n\t")
 GLM = _xml(
     "glm",
     "<tool_call>NAME<arg_key>KEY</arg_key><arg_value>VALUE</arg_value></tool_call>",
     call_open=around("<tool_call>", before="\n"),
     name_end=(),
-    param_open=around("<arg_key>", before="\n"),
-    param_name_end=tuple(a + b for a in around("</arg_key>", after="\n") for b in ("<arg_value>",)),
+    param_open=tuple(gap + "<arg_key>" for gap in _GLM_GAPS),
+    param_name_end=tuple("</arg_key>" + gap + "<arg_value>" for gap in _GLM_GAPS),
     param_close=around("</arg_value>", after="\n"),
-    call_close=around("</tool_call>", before="\n"),
+    call_close=tuple(gap + "</tool_call>" for gap in _GLM_GAPS),
     markers=("<arg_key>",),
 )
 

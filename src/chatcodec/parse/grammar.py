@@ -17,6 +17,7 @@ JSON_SHAPES: dict[str, Shape] = {
     "TOOL_CALLS": "array",
     "TOOL_CALLS_REST": "array_opened",
     "TOOL_ARGUMENTS": "value",
+    "TOOL_ARGUMENTS_REST": "object_opened",
     "TOOL_DEFINITION": "value",
 }
 # Readers take the members of these; the others are only scanned for their strings.

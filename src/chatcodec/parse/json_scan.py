@@ -288,13 +288,18 @@ class JsonWalk:
         return self._in_string_now() or (bool(spelling) and self._continues_container(spelling))
 
     def _continues_container(self, spelling: str) -> bool:
-        """Would ``spelling`` continue the container being read, without closing it?"""
+        """Would ``spelling`` continue the JSON being read, without closing the body?"""
+        if self.error is not None or not _structural(spelling):
+            return False
+        depth = 1 if self.shape in ("object", "array") and self.state not in ("start", "done") else 0
         value = self._value
-        if self.error is not None or value is None or value.mode != "container" or value.in_string or value.escaped:
+        if value is not None:
+            if value.in_string or value.escaped:
+                return False
+            if value.mode == "container":
+                depth += value.depth
+        if depth <= 0:
             return False
-        if not _structural(spelling):
-            return False
-        depth = value.depth
         for char in spelling:
             if char in "{[":
                 depth += 1

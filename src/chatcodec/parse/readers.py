@@ -226,6 +226,8 @@ class NameThenArgumentsReader(CallReader):
             call.state.setdefault("id_parts", []).append(piece.text)
         elif piece.kind == "TOOL_ARGUMENTS":
             self._arguments(call, piece)
+        elif piece.kind == "TOOL_ARGUMENTS_REST":
+            self._arguments_rest(call, piece)
 
     def delimiter(self, call: ToolCallBlock, piece: Piece) -> None:
         if piece.kind == "NAME_SEP":
@@ -255,6 +257,27 @@ class NameThenArgumentsReader(CallReader):
         if id_parts:
             call.given_id = "".join(id_parts).strip() or None
         self.calls.name_complete(call, name, position)
+
+    def _arguments_rest(self, call: ToolCallBlock, piece: Piece) -> None:
+        """An object whose opening brace was the delimiter: its text as written, brace first."""
+        walk = piece.json
+        if walk is None:
+            return
+        call.walk = walk
+        walk.take()  # the members are not needed: the text is sent as it stands
+        if not call.arguments_parts and not call.pending:
+            self.calls.arguments_text(call, "{")
+        end = walk.value_end
+        if 0 <= end < piece.end:
+            cut = max(0, end - piece.start)
+            if cut:
+                self.calls.arguments_text(call, piece.text[:cut])
+            call.arguments_done = True
+            call.after_value.append(piece.text[cut:])
+        elif not call.arguments_done:
+            self.calls.arguments_text(call, piece.text)
+        else:
+            call.after_value.append(piece.text)
 
     def _arguments(self, call: ToolCallBlock, piece: Piece) -> None:
         walk = piece.json
@@ -473,6 +496,12 @@ class PythonicReader(CallReader):
             child.parsed, child.has_parsed = values, True
         if not call.children and text.strip():
             call.error = "the calls are not Python calls with literal arguments"
+        elif call.children and len(call.children) < _call_count(text):
+            self.calls.diagnose(
+                "malformed_tool_call",
+                call.start,
+                "a call in the list is not a Python call with literal arguments; its siblings are kept",
+            )
 
     def _schema(self, tool: str, key: str) -> dict[str, Any] | None:
         value = self.schemas.get(tool, {}).get(key)
@@ -491,44 +520,161 @@ def convert_value_literal(value: Any, schema: dict[str, Any] | None) -> Any:
 
 
 def _python_calls(text: str) -> list[tuple[str, dict[str, Any]]]:
-    """The calls in ``[f(a=1), g(b="x")]`` (or one a line), with their keyword arguments."""
+    """The calls in ``[f(a=1), g(b="x")]`` (or one a line, or LFM2's JSON objects), with their
+    keyword arguments. A list that is not Python as a whole is read call by call: a call that
+    does not parse (a quote left unescaped, a positional argument) is dropped, its siblings
+    kept."""
+    body = _unfenced(text)
+    if len(body) > 1_000_000:
+        return []
+    as_json = _json_calls(body)
+    if as_json is not None:
+        return as_json
+    if not body.startswith("["):
+        lines = [line.strip() for line in body.splitlines() if line.strip()]
+        body = "[" + ", ".join(lines) + "]"
+    nodes = _parse_list(body)
+    if nodes is None:
+        # Raw newlines and NUL bytes inside a string are not Python; escaped, they are.
+        nodes = _parse_list(body.replace("\n", "\\n").replace("\x00", "\\x00"))
+    if nodes is None:
+        nodes = [node for segment in _top_level_segments(body[1:-1]) if (node := _parse_call(segment)) is not None]
+    calls = []
+    for node in nodes:
+        call = _call_of(node)
+        if call is not None:
+            calls.append(call)
+    return calls
+
+
+def _call_count(text: str) -> int:
+    """How many calls a list of Python calls holds, by its top-level commas or lines."""
+    body = _unfenced(text)
+    if body.startswith("["):
+        return len(_top_level_segments(body[1 : body.rfind("]") if "]" in body else len(body)]))
+    return len([line for line in body.splitlines() if line.strip()])
+
+
+def _unfenced(text: str) -> str:
+    """The calls, without the Markdown fence a model may put around them."""
     body = text.strip()
     if body.startswith("```"):
         body = body.split("\n", 1)[1] if "\n" in body else ""
         body = body.rsplit("```", 1)[0]
-    body = body.strip()
-    if not body.startswith("["):
-        lines = [line.strip() for line in body.splitlines() if line.strip()]
-        body = "[" + ", ".join(lines) + "]"
-    if len(body) > 1_000_000:
-        return []
+    return body.strip()
+
+
+def _json_calls(body: str) -> list[tuple[str, dict[str, Any]]] | None:
+    """``[{"name": ..., "arguments": {...}}]`` or one such object (LFM2 writes both)."""
+    if not body.startswith(("[{", "{")):
+        return None
+    try:
+        value = json.loads(body)
+    except (json.JSONDecodeError, RecursionError):
+        return None
+    items = value if isinstance(value, list) else [value]
+    calls = []
+    for item in items:
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            return None
+        arguments: Any = next((item[key] for key in ARGUMENT_KEYS if key in item), {})
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments)
+            except (json.JSONDecodeError, RecursionError):
+                return None
+        if not isinstance(arguments, dict):
+            return None
+        calls.append((item["name"], arguments))
+    return calls
+
+
+def _parse_list(body: str) -> list[ast.expr] | None:
     try:
         tree = ast.parse(body, mode="eval")
     except (SyntaxError, RecursionError, MemoryError, ValueError):
-        return []
+        return None
     if not isinstance(tree.body, (ast.List, ast.Tuple)):
-        return []
-    calls = []
-    for node in tree.body.elts:
-        if not isinstance(node, ast.Call) or node.args:
-            return []
-        name = _dotted(node.func)
-        if name is None:
-            return []
-        arguments: dict[str, Any] = {}
-        for keyword in node.keywords:
-            if keyword.arg is None:
-                return []
-            try:
-                arguments[keyword.arg] = ast.literal_eval(keyword.value)
-            except (ValueError, SyntaxError, RecursionError, TypeError):
-                return []
+        return None
+    return list(tree.body.elts)
+
+
+def _parse_call(segment: str) -> ast.expr | None:
+    try:
+        tree = ast.parse(segment.strip(), mode="eval")
+    except (SyntaxError, RecursionError, MemoryError, ValueError):
+        return None
+    return tree.body
+
+
+def _top_level_segments(text: str) -> list[str]:
+    """Split at commas outside brackets and quotes (quotes as Python reads them)."""
+    segments: list[str] = []
+    depth = 0
+    quote = ""
+    start = 0
+    i = 0
+    while i < len(text):
+        char = text[i]
+        if quote:
+            if char == "\\":
+                i += 1
+            elif char == quote:
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif char == "," and depth == 0:
+            segments.append(text[start:i])
+            start = i + 1
+        i += 1
+    segments.append(text[start:])
+    return [segment for segment in segments if segment.strip()]
+
+
+def _call_of(node: ast.expr) -> tuple[str, dict[str, Any]] | None:
+    """A call with keyword arguments whose values are literals (None if it is not one)."""
+    if not isinstance(node, ast.Call) or node.args:
+        return None
+    name = _dotted(node.func)
+    if name is None:
+        return None
+    arguments: dict[str, Any] = {}
+    for keyword in node.keywords:
         try:
-            json.dumps(arguments)
-        except (TypeError, ValueError):
-            return []
-        calls.append((name, arguments))
-    return calls
+            value = _literal(keyword.value)
+        except (ValueError, SyntaxError, RecursionError, TypeError):
+            return None
+        if keyword.arg is None:  # **{"a": 1}
+            if not isinstance(value, dict):
+                return None
+            arguments.update(value)
+        else:
+            arguments[keyword.arg] = value
+    try:
+        json.dumps(arguments, allow_nan=False)
+    except (TypeError, ValueError):
+        return None  # bytes, sets of odd things, infinity: not JSON
+    return name, arguments
+
+
+def _literal(node: ast.expr) -> Any:
+    """A literal's value; a set is a list (in the order written), an f-string with no
+    placeholders its text."""
+    if isinstance(node, ast.Set):
+        return [_literal(element) for element in node.elts]
+    if isinstance(node, ast.JoinedStr) and all(isinstance(part, ast.Constant) for part in node.values):
+        return "".join(str(part.value) for part in node.values if isinstance(part, ast.Constant))
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return [_literal(element) for element in node.elts]
+    if isinstance(node, ast.Dict):
+        if any(key is None for key in node.keys):
+            raise ValueError("a dict unpacking")
+        return {_literal(key): _literal(value) for key, value in zip(node.keys, node.values) if key is not None}
+    return ast.literal_eval(node)
 
 
 def _dotted(node: ast.expr) -> str | None:

@@ -92,6 +92,10 @@ class ToolCalls:
         call.arguments_parts.append(text)
         self._emit(ToolCallArgumentsDelta(call.index, text))
 
+    def diagnose(self, kind: str, position: int, message: str) -> None:
+        """A reader's word about a block (what it could not read, and what it kept)."""
+        self._diagnose(kind, position, message)
+
     def name_complete(self, call: ToolCallBlock, name: str, position: int) -> None:
         call.name = name
         if not name:
