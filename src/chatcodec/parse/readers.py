@@ -202,6 +202,10 @@ def _string_value(parts: list[str], value: ValueScanner | None) -> object:
 # -- a name, then the arguments -------------------------------------------------------------------
 
 
+# What no function name holds: whitespace inside it, brackets, quotes.
+_NOT_A_NAME = re.compile(r"\s|[\[\]{}()<>\"',;]")
+
+
 class NameThenArgumentsReader(CallReader):
     """``NAME <separator> {...}``: the name as text, then the arguments JSON (DeepSeek, Kimi,
     Mistral, Functionary), maybe with the call's id before the name or after it. ``name_pattern`` takes the name out of what the model wrote
@@ -251,6 +255,11 @@ class NameThenArgumentsReader(CallReader):
             match = self.name_pattern.match(written)
             if match is not None:
                 name = match.group("name")
+        if _NOT_A_NAME.search(name):
+            # Text that no function is named (Mistral's "[TOOL_CALLS]  junk [..."): no call.
+            call.error = f"{name[:40]!r} is not a function name"
+            call.name = ""
+            return
         if self.name_is_id and written:
             call.given_id = written
         id_parts = call.state.pop("id_parts", None)
