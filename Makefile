@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test bench install clean
+.PHONY: demo test bench fuzz install clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,12 @@ test: install
 
 bench: install
 	$(BIN)/python bench/run.py
+
+# FUZZ_N inputs per format (seeded by FUZZ_SEED); exits 1 on any violation.
+FUZZ_N ?= 10000
+FUZZ_SEED ?= 1
+fuzz: install
+	$(BIN)/python fuzz/run.py --per-format $(FUZZ_N) --seed $(FUZZ_SEED)
 
 clean:
 	rm -rf $(VENV) dist build .pytest_cache .hypothesis

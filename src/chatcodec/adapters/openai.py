@@ -162,7 +162,13 @@ class ChunkAdapter:
             return self._arguments_delta(event.index, event.text)
         if isinstance(event, ToolCallEnd):
             sent = self._arguments_sent.get(event.index, 0)
-            return self._arguments_delta(event.index, event.arguments[sent:])
+            delta = self._arguments_delta(event.index, event.arguments[sent:])
+            if event.id is not None:
+                # The model wrote the call's id after its start (Mistral's "id" last): the
+                # client's accumulated call takes the id it wrote.
+                delta = delta or {"tool_calls": [{"index": event.index, "function": {"arguments": ""}}]}
+                delta["tool_calls"][0]["id"] = event.id
+            return delta
         if isinstance(event, Diagnostic):
             self.diagnostics.append(event)
             return None

@@ -1,0 +1,358 @@
+"""Fuzz every format: valid outputs, truncations, mutations, delimiter soup, deep nesting.
+
+    python fuzz/run.py [--seed N] [--per-format N] [--format NAME ...] [--max-size N]
+
+For each format (the bundled ones and one real template per call syntax) it generates inputs
+from a seed and checks, on every input, the promises a parser of model output makes:
+
+- lenient parsing raises nothing, and its spans tile the input;
+- every call's ``parsed_arguments`` can be read (never raises);
+- streaming the text in random chunkings gives the one-shot message, finish reason,
+  diagnostics and events (adjacent deltas joined);
+- the OpenAI chunks of the stream add up to the message;
+- strict parsing raises exactly the first diagnostic lenient parsing reports, or nothing.
+
+A violation prints the format, the seed of the input and what broke; the exit status is 1 if
+there was any. The same seed gives the same inputs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+try:
+    import chatcodec
+except ImportError:  # running from a checkout without installing
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
+    import chatcodec
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from template_corpus import special_tokens  # noqa: E402 - the model's bos/eos tokens
+
+from chatcodec.adapters.openai import ChunkAdapter
+from chatcodec.errors import ParseError
+from chatcodec.events import ContentDelta, Diagnostic, Event, ReasoningDelta, ToolCallArgumentsDelta, ToolCallEnd, ToolCallStart
+
+ROOT = Path(__file__).resolve().parent.parent
+TEMPLATES = ROOT / "tests" / "templates"
+# The bundled formats, and one real template per call syntax (the README's table).
+FORMATS: dict[str, str] = {
+    "qwen3": "qwen3",
+    "deepseek": "deepseek",
+    "llama3_hermes": "llama3_hermes",
+    "deepseek_r1": "DeepSeek-R1",
+    "dsml": "DeepSeek-V3.2-llamacpp",
+    "llama_json": "Llama-3.1-8B-Instruct",
+    "llama4_json": "Meta-Llama-4-Scout-17B-16E-Instruct",
+    "pythonic_list": "vLLM-Llama-4-pythonic",
+    "pythonic": "LiquidAI-LFM2.5-8B-A1B",
+    "olmo3": "AllenAI-Olmo-3.1-32B-Instruct",
+    "mistral": "Mistral-Small-3.2-24B-Instruct-2506",
+    "mistral_list": "Mistral-7B-Instruct-v0.3-jsonschema",
+    "qwen3_coder": "Qwen-Qwen3-Coder",
+    "glm": "ZhipuAI-GLM-4.6",
+    "kimi": "Moonshot-Kimi-K2-Instruct-early",
+    "harmony": "OpenAI-gpt-oss-120b",
+    "minimax": "MiniMax-M2",
+    "seed": "ByteDance-Seed-OSS-36B-Instruct",
+    "tool_calls_list": "AI21-Jamba-Large-1.6",
+    "cohere": "CohereForAI-c4ai-command-r7b-12-2024-tool_use",
+    "gemma": "Google-gemma-4-31B-it",
+}
+TOOLS = [
+    {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}}}},
+    {"type": "function", "function": {"name": "search", "parameters": {"type": "object", "properties": {"query": {"type": "string"}, "filters": {"type": "object"}}}}},
+]
+PIECES = [
+    "hello", "the answer", " ", "\n", "\n\n", "{", "}", "[", "]", '"', "\\", ":", ",", "<", ">", "</", "é", "日本", "😀",
+    "\u0000", "\ufffd", "<think>", "</think>", '{"name": "get_weather", "arguments": {"city": "Paris"}}', "null", "1e+300",
+]  # fmt: skip
+
+
+def load(name: str) -> chatcodec.Codec:
+    path = TEMPLATES / f"{FORMATS[name]}.jinja"
+    if not path.exists():
+        return chatcodec.load(FORMATS[name])
+    return chatcodec.load(path, special_tokens=special_tokens(path))
+
+
+# -- inputs -------------------------------------------------------------------------------------
+
+
+@dataclass
+class Case:
+    text: str
+    prompt: str | None
+
+
+class Inputs:
+    """Inputs for one format, from a seed."""
+
+    def __init__(self, codec: chatcodec.Codec, rng: random.Random, max_size: int) -> None:
+        self.codec = codec
+        self.rng = rng
+        self.max_size = max_size
+        grammar = codec.format.grammar
+        self.spellings = sorted(grammar.spellings)
+        try:
+            self.prompt = codec.render([{"role": "user", "content": "hi"}], tools=TOOLS, add_generation_prompt=True)
+        except chatcodec.ChatCodecError:
+            self.prompt = None
+        self.valid = self._valid_outputs()
+
+    def _valid_outputs(self) -> list[str]:
+        """Answers the template writes itself: content, reasoning, calls of assorted values."""
+        out: list[str] = []
+        if self.prompt is None:
+            return out
+        values: list[Any] = ["Paris", 'quo"te\\', "line\nbreak", "日本 😀", 3, -1.5e3, True, None, {"a": [1, {"b": "}"}]}, []]
+        answers: list[dict[str, Any]] = [
+            {"role": "assistant", "content": "Plain answer."},
+            {"role": "assistant", "content": "With <b>tags</b> and {braces}.", "reasoning_content": "Think first."},
+        ]
+        for value in values:
+            arguments = {"city": value} if not isinstance(value, dict) else {"filters": value}
+            name = "get_weather" if "city" in arguments else "search"
+            answers.append(
+                {"role": "assistant", "content": "", "tool_calls": [{"type": "function", "function": {"name": name, "arguments": arguments}}]}
+            )
+        answers.append(
+            {
+                "role": "assistant",
+                "content": "Two calls.",
+                "tool_calls": [
+                    {"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Rome", "days": 2}}},
+                    {"type": "function", "function": {"name": "search", "arguments": {"query": "x"}}},
+                ],
+            }
+        )
+        for answer in answers:
+            for ids in (None, ("a1b2c3d4e", "f5g6h7i8j"), ("functions.get_weather:0", "functions.search:1")):
+                if ids and "tool_calls" in answer:
+                    answer = json.loads(json.dumps(answer))
+                    for call, id_ in zip(answer["tool_calls"], ids):
+                        call["id"] = id_
+                try:
+                    full = self.codec.render([{"role": "user", "content": "hi"}, answer], tools=TOOLS)
+                except chatcodec.ChatCodecError:
+                    continue
+                if full.startswith(self.prompt):
+                    out.append(full[len(self.prompt) :])
+                    break
+        return out
+
+    def cases(self) -> Iterator[Case]:
+        kinds: list[Callable[[], str]] = [self._truncated, self._mutated, self._soup, self._nested, self._valid]
+        while True:
+            kind = self.rng.choice(kinds)
+            # Deep nesting is the one input allowed to be long: 3,000 levels.
+            text = kind() if kind == self._nested else kind()[: self.max_size]
+            prompt = self.prompt if self.rng.random() < 0.7 else None
+            yield Case(text, prompt)
+
+    def _valid(self) -> str:
+        return self.rng.choice(self.valid) if self.valid else self._soup()
+
+    def _truncated(self) -> str:
+        text = self._valid()
+        return text[: self.rng.randint(0, len(text))]
+
+    def _mutated(self) -> str:
+        text = list(self._valid())
+        for _ in range(self.rng.randint(1, 4)):
+            at = self.rng.randint(0, len(text))
+            choice = self.rng.random()
+            if choice < 0.3 and text:
+                del text[min(at, len(text) - 1)]
+            elif choice < 0.6:
+                text.insert(at, self.rng.choice(self.spellings or PIECES))
+            else:
+                text.insert(at, self.rng.choice(PIECES))
+        return "".join(text)
+
+    def _soup(self) -> str:
+        parts = [
+            self.rng.choice(self.spellings) if self.spellings and self.rng.random() < 0.5 else self.rng.choice(PIECES)
+            for _ in range(self.rng.randint(1, 30))
+        ]
+        return "".join(parts)
+
+    def _nested(self) -> str:
+        depth = self.rng.randint(50, 3000)
+        body = '{"a": ' * depth + "1" + "}" * self.rng.randint(0, depth)
+        calls = [s for s in self.spellings if "tool" in s.lower() or "call" in s.lower() or s.strip() in ("{", "[")]
+        opening = self.rng.choice(calls) if calls else ""
+        return opening + body
+
+
+# -- checks -------------------------------------------------------------------------------------
+
+
+def _joined(events: list[Event]) -> list[tuple[Any, ...]]:
+    """Events with adjacent deltas of one kind (and call) joined: what a chunking cannot change."""
+    out: list[list[Any]] = []
+    for event in events:
+        if isinstance(event, ContentDelta | ReasoningDelta):
+            key: tuple[Any, ...] = (type(event).__name__,)
+            text = event.text
+        elif isinstance(event, ToolCallArgumentsDelta):
+            key, text = ("arguments", event.index), event.text
+        else:
+            out.append([_event_key(event)])
+            continue
+        if out and out[-1][0] == key:
+            out[-1][1] += text
+        elif text:
+            out.append([key, text])
+    return [tuple(item) for item in out]
+
+
+def _event_key(event: Event) -> tuple[Any, ...]:
+    if isinstance(event, ToolCallStart):
+        return ("start", event.index, event.name)
+    if isinstance(event, ToolCallEnd):
+        return ("end", event.index, event.arguments, event.id)
+    if isinstance(event, Diagnostic):
+        return ("diagnostic", event.kind, event.position)
+    return (type(event).__name__, getattr(event, "reason", None))
+
+
+def _message_key(message: chatcodec.Message) -> dict[str, Any]:
+    data = message.model_dump(exclude_none=True)
+    for call in data.get("tool_calls", []):
+        if str(call.get("id", "")).startswith("call_"):
+            call["id"] = "(generated)"
+    return data
+
+
+def _from_chunks(chunks: list[dict[str, Any]]) -> dict[str, Any]:
+    """What an OpenAI client accumulates from the chunks."""
+    content = ""
+    reasoning = ""
+    calls: dict[int, dict[str, Any]] = {}
+    for chunk in chunks:
+        delta = chunk["choices"][0]["delta"]
+        content += delta.get("content") or ""
+        reasoning += delta.get("reasoning_content") or ""
+        for call in delta.get("tool_calls") or []:
+            slot = calls.setdefault(call["index"], {"id": None, "name": "", "arguments": ""})
+            if call.get("id"):
+                slot["id"] = call["id"]
+            function = call.get("function") or {}
+            slot["name"] += function.get("name") or ""
+            slot["arguments"] += function.get("arguments") or ""
+    return {"content": content, "reasoning": reasoning, "calls": [calls[i] for i in sorted(calls)]}
+
+
+def check(codec: chatcodec.Codec, case: Case, rng: random.Random) -> list[str]:
+    """The promises this input breaks (empty when it keeps them all)."""
+    broken: list[str] = []
+    options: dict[str, Any] = {"prompt": case.prompt, "tools": TOOLS}
+    try:
+        whole = codec.parse_detailed(case.text, **options)
+    except Exception:  # noqa: BLE001 - any exception is the violation being looked for
+        return [f"lenient parse raised: {traceback.format_exc(limit=3)}"]
+    if whole.reassemble() != case.text:
+        broken.append("spans do not tile the input")
+    for call in whole.message.tool_calls or []:
+        try:
+            call.function.parsed_arguments  # noqa: B018 - reading it is the check
+        except Exception as exc:  # noqa: BLE001
+            broken.append(f"parsed_arguments raised {type(exc).__name__}")
+    reference = codec.stream(case.prompt, tools=TOOLS)
+    reference_events = reference.feed(case.text) + reference.close()
+    for _ in range(2):
+        parser = codec.stream(case.prompt, tools=TOOLS)
+        adapter = ChunkAdapter("fuzz")
+        events: list[Event] = []
+        chunks: list[dict[str, Any]] = []
+        at = 0
+        while at < len(case.text):
+            step = rng.choice((1, 1, 2, 3, 5, 8, 64))
+            batch = parser.feed(case.text[at : at + step])
+            events += batch
+            chunks += adapter.chunks(batch)
+            at += step
+        batch = parser.close()
+        events += batch
+        chunks += adapter.chunks(batch)
+        result = parser.result()
+        if _message_key(result.message) != _message_key(whole.message):
+            broken.append("streamed message differs from one-shot")
+        if result.finish_reason != whole.finish_reason:
+            broken.append(f"finish reason {result.finish_reason} streamed, {whole.finish_reason} one-shot")
+        if [(d.kind, d.position) for d in result.diagnostics] != [(d.kind, d.position) for d in whole.diagnostics]:
+            broken.append("streamed diagnostics differ from one-shot")
+        if _joined(events) != _joined(reference_events):
+            broken.append("streamed events differ from one-shot")
+        got = _from_chunks(chunks)
+        message = result.message
+        expected_calls = [
+            {"id": call.id, "name": call.function.name, "arguments": call.function.arguments} for call in message.tool_calls or []
+        ]
+        if got["content"] != (message.content or "") or got["reasoning"] != (message.reasoning_content or ""):
+            broken.append("OpenAI chunks do not add up to the message's text")
+        if got["calls"] != expected_calls:
+            broken.append("OpenAI chunks do not add up to the message's calls")
+        if broken:
+            break
+    try:
+        codec.parse_detailed(case.text, strict=True, **options)
+        if whole.diagnostics:
+            broken.append(f"strict parse did not raise ({whole.diagnostics[0].kind})")
+    except ParseError as exc:
+        first = whole.diagnostics[0] if whole.diagnostics else None
+        if first is None or (exc.kind, exc.position) != (first.kind, first.position):
+            broken.append(f"strict raised {exc.kind}@{exc.position}, first diagnostic {first}")
+    except Exception:  # noqa: BLE001
+        broken.append(f"strict parse raised something else: {traceback.format_exc(limit=3)}")
+    return broken
+
+
+# -- running ------------------------------------------------------------------------------------
+
+
+def run(names: list[str], seed: int, per_format: int, max_size: int, log: Callable[[str], None]) -> dict[str, list[str]]:
+    violations: dict[str, list[str]] = {}
+    for name in names:
+        codec = load(name)
+        rng = random.Random(f"{seed}:{name}")
+        inputs = Inputs(codec, rng, max_size)
+        started = time.perf_counter()
+        found: list[str] = []
+        for number, case in zip(range(per_format), inputs.cases()):
+            case_rng = random.Random(f"{seed}:{name}:{number}")
+            for problem in check(codec, case, case_rng):
+                found.append(f"{name} input {number} ({case.text[:80]!r}, prompt={case.prompt is not None}): {problem}")
+        violations[name] = found
+        log(f"{name:16} {per_format} inputs, {len(found)} violations, {time.perf_counter() - started:.1f} s")
+    return violations
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--per-format", type=int, default=1000)
+    parser.add_argument("--max-size", type=int, default=2000, help="characters per input, at most")
+    parser.add_argument("--format", action="append", choices=sorted(FORMATS), help="only this format (repeatable)")
+    args = parser.parse_args(argv)
+    violations = run(args.format or list(FORMATS), args.seed, args.per_format, args.max_size, lambda m: print(m, flush=True))
+    total = sum(len(found) for found in violations.values())
+    for found in violations.values():
+        for line in found[:20]:
+            print(line)
+    print(f"{total} violations")
+    return 1 if total else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
