@@ -78,13 +78,12 @@ class FunctionCall(BaseModel):
 
     @field_validator("arguments", mode="before")
     @classmethod
-    def _arguments_are_json(cls, value: Any) -> Any:
+    def _arguments_are_text(cls, value: Any) -> Any:
+        # Arguments are the text the model wrote, which is not always valid JSON (OpenAI says
+        # as much): a malformed call parsed from a completion keeps its text, and its
+        # ``parsed_arguments`` is None.
         if not isinstance(value, str):
             raise ValueError(f"must be a JSON string or an object, not {type(value).__name__}")
-        try:
-            json.loads(value)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"not valid JSON ({exc.msg} at character {exc.pos}): {value[:80]!r}") from None
         return value
 
     @property
@@ -246,8 +245,10 @@ def _tool_call_to_hf(call: ToolCall, arguments: str) -> dict[str, Any]:
     as_dict = arguments == "dict" or (arguments == "as_given" and function._given_as_dict)
     value: Any = function.arguments
     if as_dict:
+        # Only an object becomes a dict; any other value (a JSON string, malformed text) stays
+        # the text it is, so that the template writes what the model wrote.
         parsed = function.parsed_arguments
-        value = parsed if parsed is not None else function.arguments
+        value = parsed if isinstance(parsed, dict) else function.arguments
     function_fields = _in_given_order({"name": function.name, "arguments": value}, function._given_keys)
     fields: dict[str, Any] = {"id": call.id, "type": call.type, "function": function_fields, **(call.model_extra or {})}
     if call._given_keys is not None and "type" not in call._given_keys:

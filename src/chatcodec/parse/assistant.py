@@ -151,7 +151,7 @@ class AssistantAssembler:
                     cut = self._base - piece.start
                     if cut >= len(piece.text):
                         continue
-                    piece = Piece(piece.kind, piece.text[cut:], self._base, run_start=piece.run_start)
+                    piece = Piece(piece.kind, piece.text[cut:], self._base, run_start=piece.run_start, json=piece.json)
             kind = piece.kind
             if self._section_hold is not None:
                 self._handle(piece)
