@@ -68,7 +68,9 @@ class ValueScanner:
                 self.mode = "scalar"
             # One-shot fast path: the C decoder, when the whole value is already here.
             # It may read past ``stop``: the whole value is decoded once, wherever it ends.
-            decoded = _try_decode(text, pos, self_delimiting=self.mode != "scalar")
+            # Not for a bare scalar: where ``1e+300x`` ends must not depend on whether the
+            # text arrived at once, so the scan below decides for both.
+            decoded = _try_decode(text, pos) if self.mode != "scalar" else None
             if decoded is not None:
                 self.done = True
                 self.parsed, end = decoded
@@ -124,15 +126,13 @@ class ValueScanner:
         return None
 
 
-def _try_decode(text: str, pos: int, *, self_delimiting: bool) -> tuple[object, int] | None:
+def _try_decode(text: str, pos: int) -> tuple[object, int] | None:
+    """A string or container read whole by the C decoder (it ends where its closing quote or
+    bracket is, however the text arrived)."""
     try:
-        value, end = _decoder.raw_decode(text, pos)
+        return _decoder.raw_decode(text, pos)
     except (json.JSONDecodeError, RecursionError):
         return None
-    # A number at the very end of the text may still grow ("12" then "3").
-    if not self_delimiting and end >= len(text):
-        return None
-    return value, end
 
 
 @dataclass(slots=True)
