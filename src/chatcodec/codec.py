@@ -19,7 +19,7 @@ from chatcodec.formats.base import Format
 from chatcodec.formats.describe import describe
 from chatcodec.render.loading import TemplateSource, find_template
 from chatcodec.check.masks import RenderedConversation
-from chatcodec.messages import Message, Tool, parse_messages, parse_tools
+from chatcodec.messages import Message, Tool, parse_messages, parse_tools, plain_hf_messages
 from chatcodec.render.jinja import check_syntax, clock, render_source, template_needs
 from chatcodec.check.roundtrip import RoundTripReport, compare, text_loss
 from chatcodec.parse.prompt import PromptState, prompt_state
@@ -153,10 +153,18 @@ class Codec:
         Tool-call arguments come in the form the template needs: a dict where it serializes them
         itself, JSON text where it concatenates them, as given where it accepts both.
         """
-        validated = parse_messages(messages)
+        return self._template_messages(messages, source)[0]
+
+    def _template_messages(self, messages: MessagesInput, source: str | None) -> tuple[list[dict[str, Any]], bool]:
+        """The template's message dicts, and whether they are plain data already (built here
+        from strings and JSON: nothing of the caller's objects reaches the template)."""
         needs = self._needs if source is None else template_needs(source)
         form = {"dict": "dict", "string": "string", "either": "as_given"}[needs.arguments]
-        return [message.to_hf(arguments=form) for message in validated]  # type: ignore[arg-type]
+        plain = plain_hf_messages(messages, form)  # type: ignore[arg-type]
+        if plain is not None:
+            return plain, True
+        validated = parse_messages(messages)
+        return [message.to_hf(arguments=form) for message in validated], False  # type: ignore[arg-type]
 
     def source_for(self, tools: ToolsInput) -> str:
         """The template text a render uses: like transformers, a model folder's ``tool_use``
@@ -200,7 +208,7 @@ class Codec:
         if continue_final_message and add_generation_prompt:
             raise InvalidMessageError("continue_final_message and add_generation_prompt cannot be used together")
         source = self.source_for(tools)
-        message_dicts = self.template_messages(messages, source=source)
+        message_dicts, plain = self._template_messages(messages, source)
         validated_tools = parse_tools(tools)
         tool_dicts = [tool.to_dict() for tool in validated_tools] if validated_tools is not None else None
         variables = {**self.special_tokens, **template_kwargs}
@@ -215,6 +223,7 @@ class Codec:
                 track_generation=track_generation,
                 continue_final_message=continue_final_message,
                 name=self.name,
+                plain_messages=plain,
             )
 
         with clock(self._clock) if self._clock is not None else _no_context():

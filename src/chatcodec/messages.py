@@ -231,6 +231,87 @@ class Message(BaseModel):
         return _in_given_order(present, self._given_keys)
 
 
+_PLAIN_MESSAGE_KEYS = frozenset({"role", "content", "reasoning_content", "tool_calls", "tool_call_id", "name"})
+_PLAIN_CALL_KEYS = frozenset({"id", "type", "function"})
+_PLAIN_FUNCTION_KEYS = frozenset({"name", "arguments"})
+
+
+def plain_hf_messages(messages: Any, arguments: Literal["dict", "string", "as_given"]) -> list[dict[str, Any]] | None:
+    """``[Message.model_validate(m).to_hf(arguments) for m in messages]`` for messages of the
+    common shape (known keys, string fields, tool calls with a name and arguments), without
+    building models; None when any message is of another shape (then validate them)."""
+    if type(messages) is not list:
+        return None
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        if type(message) is not dict or not message.keys() <= _PLAIN_MESSAGE_KEYS:
+            return None
+        if message.get("role") not in KNOWN_ROLES:
+            return None
+        converted: dict[str, Any] = {}
+        for key, value in message.items():
+            if value is None:
+                continue
+            if key == "tool_calls":
+                calls = _plain_calls(value, arguments)
+                if calls is None:
+                    return None
+                value = calls
+            elif type(value) is not str:
+                return None
+            converted[key] = value
+        out.append(converted)
+    return out
+
+
+def _plain_calls(calls: Any, form: str) -> list[dict[str, Any]] | None:
+    if type(calls) is not list:
+        return None
+    out: list[dict[str, Any]] = []
+    for call in calls:
+        if type(call) is not dict or not call.keys() <= _PLAIN_CALL_KEYS or call.get("type", "function") != "function":
+            return None
+        function = call.get("function")
+        if type(function) is not dict or not function.keys() <= _PLAIN_FUNCTION_KEYS:
+            return None
+        name = function.get("name")
+        if type(name) is not str or not name:
+            return None
+        given = function.get("arguments")
+        given_as_dict = isinstance(given, (dict, list))
+        if given is None:
+            text = "{}"
+        elif given_as_dict:
+            try:
+                text = json.dumps(given, ensure_ascii=False)
+            except (TypeError, ValueError):
+                return None
+        elif type(given) is str:
+            text = given
+        else:
+            return None
+        value: Any = text
+        if form == "dict" or (form == "as_given" and given_as_dict):
+            try:
+                parsed = json.loads(text)
+            except (json.JSONDecodeError, RecursionError):
+                parsed = None
+            if isinstance(parsed, dict):
+                value = parsed
+        converted: dict[str, Any] = {}
+        for key in call:
+            if key == "function":
+                converted[key] = {k: (name if k == "name" else value) for k in function}
+                if "arguments" not in function:
+                    converted[key]["arguments"] = value
+            elif call[key] is not None:
+                if key == "id" and type(call[key]) is not str:
+                    return None
+                converted[key] = call[key]
+        out.append(converted)
+    return out
+
+
 def _in_given_order(fields: dict[str, Any], given_keys: tuple[str, ...] | None) -> dict[str, Any]:
     """``fields`` with the keys the caller gave first, in the caller's order."""
     if given_keys is None:

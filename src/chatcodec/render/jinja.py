@@ -226,15 +226,18 @@ def _is_numpy_scalar(value: Any) -> bool:
 # The names reasoning goes by; transformers fills the first two from whichever is given.
 
 
-def hf_template_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def hf_template_messages(messages: Sequence[Mapping[str, Any]], *, plain: bool = False) -> list[dict[str, Any]]:
     """What transformers hands a template: ``None`` values dropped, reasoning aliased.
 
     transformers copies reasoning to ``thinking`` (gpt-oss templates read that name) and to
-    ``reasoning_content``.
+    ``reasoning_content``. ``plain``: the values are plain data already (no copy needed).
     """
     result = []
     for message in messages:
-        cleaned = {key: plain_data(value) for key, value in message.items() if value is not None}
+        if plain:
+            cleaned = {key: value for key, value in message.items() if value is not None}
+        else:
+            cleaned = {key: plain_data(value) for key, value in message.items() if value is not None}
         reasoning = next((cleaned[key] for key in REASONING_FIELDS if key in cleaned), None)
         if reasoning is not None:
             cleaned = {"thinking": reasoning, **cleaned, "reasoning_content": reasoning}
@@ -252,6 +255,7 @@ def render_source(
     track_generation: bool = False,
     continue_final_message: bool | str = False,
     name: str | None = None,
+    plain_messages: bool = False,
 ) -> tuple[str, list[tuple[int, int]]]:
     """Render a template source with plain dict messages, as transformers does.
 
@@ -265,7 +269,7 @@ def render_source(
     label = f"template {name!r}" if name else "template"
     check_syntax(source, name)
     template = compile_template(source)
-    template_messages = hf_template_messages(messages)
+    template_messages = hf_template_messages(messages, plain=plain_messages)
     final = None
     if continue_final_message:
         if track_generation:

@@ -103,15 +103,30 @@ def trusted_values(*values: Any) -> Iterator[None]:
         _known_weights.reset(token)
 
 
+_SCALARS = (int, float, bool, type(None))
+
+
 def _measure(value: Any, known: dict[int, int]) -> int:
-    if isinstance(value, str):
+    # Messages are mostly dicts of strings: those are counted inline, without a call each.
+    kind = type(value)
+    if kind is str:
         return len(value)
-    if id(value) in known:
-        return known[id(value)]
-    if isinstance(value, (list, tuple)):
-        total = len(value) + 1 + sum(_measure(item, known) for item in value)
-    elif isinstance(value, Mapping):
-        total = len(value) + 1 + sum(_measure(key, known) + _measure(item, known) for key, item in value.items())
+    if kind in _SCALARS:
+        return 1
+    found = known.get(id(value))
+    if found is not None:
+        return found
+    if kind is dict or (kind is not list and kind is not tuple and isinstance(value, Mapping)):
+        total = len(value) + 1
+        for key, item in value.items():
+            total += len(key) if type(key) is str else _measure(key, known)
+            item_kind = type(item)
+            total += len(item) if item_kind is str else 1 if item_kind in _SCALARS else _measure(item, known)
+    elif kind is list or kind is tuple or isinstance(value, (list, tuple)):
+        total = len(value) + 1
+        for item in value:
+            item_kind = type(item)
+            total += len(item) if item_kind is str else 1 if item_kind in _SCALARS else _measure(item, known)
     else:
         return 1
     known[id(value)] = total
@@ -318,8 +333,21 @@ class TemplateNamespace(jinja2.utils.Namespace):
 def _guard(original: Callable[..., Any], check: Callable[..., None]) -> Callable[..., Any]:
     """``original`` with ``check`` run on its arguments first (Jinja's pass_* marker is kept)."""
 
+    plain_size_check = check is _check_filter_input
+
     @functools.wraps(original)
     def guarded(*args: Any, **kwargs: Any) -> Any:
+        if plain_size_check and not kwargs:
+            # Most filters get a string or two: their size is their length, summed inline.
+            total = 0
+            for value in args:
+                if type(value) is not str:
+                    break
+                total += len(value)
+            else:
+                if total > MAX_SIZE:
+                    check_size(total)
+                return original(*args)
         check(*args, **kwargs)
         return original(*args, **kwargs)
 
