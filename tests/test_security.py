@@ -87,6 +87,18 @@ RESOURCE_PAYLOADS = {
     "tojson indent": "{{ ([1] * 100000)|tojson(indent=10000) }}",
     "long list": "{{ ([1, 2] * 600000)|length }}",
     "lipsum": "{{ lipsum(n=100000000) }}",
+    # Widths that come from the arguments, or add up over many fields.
+    "percent star width": "{{ '%*s' % (10**9, 'x') }}",
+    "format filter star width": "{{ '%*s'|format(10**9, 'x') }}",
+    "nested format width": "{{ '{:{}}'.format('x', 10**9) }}",
+    "thirty wide fields": "{{ ('{:>9999999}' * 30).format(*(['x'] * 30)) }}",
+    "indent over many lines": "{{ ('a\\n' * 100)|indent(9999999) }}",
+    "tojson indent over depth": "{{ ([[[[[[[[[[1]]]]]]]]]] * 1000)|tojson(indent=100000) }}",
+    "a string as a list": "{{ ('😀' * 9999999)|list|length }}",
+    "zfill": "{{ 'x'.zfill(10**9) }}",
+    # Modest values, written many times: the output is counted as it is written.
+    "centered in a loop": "{% for i in range(300) %}{{ 'x'|center(9999999) }}{% endfor %}",
+    "padded in a loop": "{% for i in range(300) %}{{ 'x'.ljust(9999999) }}{% endfor %}",
 }
 
 
@@ -156,3 +168,95 @@ def test_large_legitimate_content_still_renders() -> None:
     text = chatcodec.load("qwen3").render([{"role": "user", "content": content}], add_generation_prompt=True)
     assert text.startswith("<|im_start|>user\nlorem ipsum")
     assert len(text) > len(content)
+
+
+def test_limits_are_named_and_can_be_changed(tmp_path: Path) -> None:
+    with pytest.raises(chatcodec.TemplateSecurityError, match="max_output limit"):
+        render(tmp_path, "{% for i in range(300) %}{{ 'x' * 100000 }}{% endfor %}")
+    with chatcodec.render_limits(chatcodec.RenderLimits(max_output=50_000_000)):
+        assert len(render(tmp_path, "{% for i in range(300) %}{{ 'x' * 100000 }}{% endfor %}")) == 30_000_000
+    with chatcodec.render_limits(chatcodec.RenderLimits(max_value=1000)):
+        with pytest.raises(chatcodec.TemplateSecurityError, match="max_value limit"):
+            render(tmp_path, "{{ 'x' * 2000 }}")
+
+
+def test_a_long_conversation_raises_the_limits_with_it() -> None:
+    # A template may print the conversation several times over (here twice): the limits grow
+    # with what the caller gave.
+    source = "{% for m in messages %}{{ m.content }}{% endfor %}{{ messages|tojson }}"
+    content = "x" * 15_000_000
+    from chatcodec.render.jinja import render_source
+
+    text, _ = render_source(source, [{"role": "user", "content": content}])
+    assert len(text) > 30_000_000
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda depth: [{"role": "user", "content": "hi"}, {"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": _nested(depth)}}]}],
+        lambda depth: [{"role": "user", "content": "hi", "extra": _nested(depth)}],
+    ],
+    ids=["deep arguments", "deep extra field"],
+)
+def test_deep_nesting_is_an_error_not_a_crash(build: object) -> None:
+    messages = build(100_000)  # type: ignore[operator]
+    with pytest.raises(chatcodec.ChatCodecError, match="nested too deeply"):
+        chatcodec.load("qwen3").render(messages)
+
+
+def _nested(depth: int) -> dict[str, object]:
+    value: dict[str, object] = {}
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
+def test_a_deeply_nested_template_is_a_syntax_error(tmp_path: Path) -> None:
+    template = tmp_path / "deep.jinja"
+    template.write_text("{{ " + "[" * 5000 + "]" * 5000 + " }}", encoding="utf-8")
+    with pytest.raises(chatcodec.TemplateRenderError, match="nested too deeply"):
+        chatcodec.load(template)
+
+
+# -- model folders are data ---------------------------------------------------------------------
+
+
+def test_a_template_linked_out_of_its_folder_is_refused(tmp_path: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOKEN=hunter2", encoding="utf-8")
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "chat_template.jinja").symlink_to(secret)
+    with pytest.raises(chatcodec.TemplateNotFoundError, match="leads outside the model folder"):
+        chatcodec.load(folder)
+    (folder / "chat_template.jinja").unlink()
+    (folder / "tokenizer_config.json").symlink_to(secret)
+    with pytest.raises(chatcodec.TemplateNotFoundError, match="leads outside the model folder"):
+        chatcodec.load(folder)
+
+
+def test_a_link_inside_the_folder_is_fine(tmp_path: Path) -> None:
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "real.jinja").write_text("{% for m in messages %}{{ m.content }}{% endfor %}", encoding="utf-8")
+    (folder / "chat_template.jinja").symlink_to(folder / "real.jinja")
+    assert chatcodec.load(folder).render(MESSAGES) == "hi"
+
+
+def test_huge_or_broken_folder_files_give_one_clear_error(tmp_path: Path) -> None:
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "chat_template.jinja").write_bytes(b"x" * 2_000_000)
+    with pytest.raises(chatcodec.TemplateNotFoundError, match="more than the 1,000,000"):
+        chatcodec.load(folder)
+    (folder / "chat_template.jinja").write_bytes(b"\xff\xfe{{ x }}")
+    with pytest.raises(chatcodec.TemplateNotFoundError, match="not UTF-8"):
+        chatcodec.load(folder)
+    (folder / "chat_template.jinja").unlink()
+    (folder / "tokenizer_config.json").write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    with pytest.raises(chatcodec.TemplateNotFoundError, match="nested too deeply"):
+        chatcodec.load(folder)
+    (folder / "tokenizer_config.json").write_text('{"chat_template": 42}', encoding="utf-8")
+    with pytest.raises(chatcodec.TemplateNotFoundError, match="no chat template found"):
+        chatcodec.load(folder)

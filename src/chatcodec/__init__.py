@@ -12,6 +12,7 @@ from chatcodec.errors import (
     UnsupportedTemplateError,
 )
 from chatcodec.messages import FunctionCall, Message, Tool, ToolCall, parse_messages, parse_tools
+from chatcodec.render.sandbox import DEFAULT_LIMITS, RenderLimits, render_limits
 from chatcodec.resources import bundled_template_names
 
 __version__ = "0.1.0"
@@ -19,10 +20,12 @@ __version__ = "0.1.0"
 __all__ = [
     "ChatCodecError",
     "Codec",
+    "DEFAULT_LIMITS",
     "FunctionCall",
     "InvalidMessageError",
     "Message",
     "ParseError",
+    "RenderLimits",
     "TemplateNotFoundError",
     "TemplateRenderError",
     "TemplateSecurityError",
@@ -33,4 +36,5 @@ __all__ = [
     "load",
     "parse_messages",
     "parse_tools",
+    "render_limits",
 ]

@@ -284,7 +284,7 @@ def _plain_calls(calls: Any, form: str) -> list[dict[str, Any]] | None:
         elif given_as_dict:
             try:
                 text = json.dumps(given, ensure_ascii=False)
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, RecursionError):
                 return None
         elif type(given) is str:
             text = given
@@ -399,6 +399,8 @@ def parse_messages(messages: Any) -> list[Message]:
             result.append(Message.model_validate(raw))
         except ValidationError as exc:
             raise InvalidMessageError(_describe_validation_error(f"message {index}", exc)) from None
+        except RecursionError:
+            raise InvalidMessageError(f"message {index}: nested too deeply") from None
     return result
 
 
@@ -418,6 +420,8 @@ def parse_tools(tools: Any) -> list[Tool] | None:
             result.append(Tool.model_validate(raw))
         except ValidationError as exc:
             raise InvalidMessageError(_describe_validation_error(f"tool {index}", exc)) from None
+        except RecursionError:
+            raise InvalidMessageError(f"tool {index}: nested too deeply") from None
     return result
 
 

@@ -30,7 +30,7 @@ from jinja2.exceptions import SecurityError, TemplateError, TemplateSyntaxError
 
 from chatcodec.errors import InvalidMessageError, TemplateRenderError, TemplateSecurityError
 from chatcodec.messages import REASONING_FIELDS
-from chatcodec.render.sandbox import ChatTemplateSandbox, check_size, trusted_values, weight
+from chatcodec.render.sandbox import ChatTemplateSandbox, check_size, max_output, trusted_values, weight
 
 Clock = Callable[[], datetime]
 _clock: contextvars.ContextVar[Clock] = contextvars.ContextVar("chatcodec_clock", default=datetime.now)
@@ -104,6 +104,10 @@ def compile_template(source: str) -> jinja2.Template:
         return environment().from_string(source)
     except TemplateSyntaxError as exc:
         raise TemplateRenderError(f"syntax error at line {exc.lineno}: {exc.message}") from None
+    except RecursionError:
+        raise TemplateRenderError("blocks or expressions nested too deeply to compile") from None
+    except MemoryError:
+        raise TemplateRenderError("too large to compile") from None
 
 
 def check_syntax(source: str, name: str | None = None) -> None:
@@ -269,22 +273,25 @@ def render_source(
     label = f"template {name!r}" if name else "template"
     check_syntax(source, name)
     template = compile_template(source)
-    template_messages = hf_template_messages(messages, plain=plain_messages)
+    try:
+        template_messages = hf_template_messages(messages, plain=plain_messages)
+        # ``documents`` (for retrieval templates) is a keyword like any other; transformers
+        # passes None when there are none.
+        context = {
+            "documents": None,
+            **plain_data(dict(variables or {})),
+            "messages": template_messages,
+            "tools": plain_data(list(tools)) if tools is not None else None,
+            "add_generation_prompt": add_generation_prompt,
+        }
+    except RecursionError:
+        raise InvalidMessageError("a message, tool or template variable is nested too deeply") from None
     final = None
     if continue_final_message:
         if track_generation:
             raise InvalidMessageError("continue_final_message cannot be combined with generation spans")
         field = continue_final_message if isinstance(continue_final_message, str) else "content"
         final = _mark_final_message(template_messages, field, source)
-    # ``documents`` (for retrieval templates) is a keyword like any other; transformers passes
-    # None when there are none.
-    context = {
-        "documents": None,
-        **plain_data(dict(variables or {})),
-        "messages": template_messages,
-        "tools": plain_data(list(tools)) if tools is not None else None,
-        "add_generation_prompt": add_generation_prompt,
-    }
     try:
         with trusted_values(context):
             text, spans = _run(template, context, track_generation)
@@ -352,15 +359,20 @@ def _run(
     template: jinja2.Template, context: dict[str, Any], track_generation: bool
 ) -> tuple[str, list[tuple[int, int]]]:
     spans: list[tuple[int, int]] = []
-    if not track_generation:
-        return template.render(**context), spans
     blocks: list[str] = []
-    token = _generation_tracking.set((blocks, spans))
+    limit = max_output()
+    written = 0
+    token = _generation_tracking.set((blocks, spans)) if track_generation else None
     try:
+        # The text is counted as it is written: a loop of modest values adds up too.
         for block in template.generate(**context):
+            written += len(block)
+            if written > limit:
+                raise SecurityError(f"template wrote more than {limit:,} characters (the max_output limit)")
             blocks.append(block)
     finally:
-        _generation_tracking.reset(token)
+        if token is not None:
+            _generation_tracking.reset(token)
     return "".join(blocks), spans
 
 

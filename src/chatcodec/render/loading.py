@@ -94,20 +94,54 @@ def _not_found_message(text: str) -> str:
     )
 
 
-def _read_text(path: Path) -> str:
+# No chat template or tokenizer config comes near these sizes (the largest real templates are
+# tens of kilobytes; a tokenizer_config.json with its added tokens a few megabytes).
+MAX_TEMPLATE_BYTES = 1_000_000
+MAX_CONFIG_BYTES = 50_000_000
+
+
+def _read_text(path: Path, limit: int = MAX_TEMPLATE_BYTES, folder: Path | None = None) -> str:
+    """A file's text, refused when it is too large, not UTF-8, or (inside a model folder) a
+    link that leads out of the folder."""
+    if folder is not None:
+        _check_inside(path, folder)
     try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TemplateNotFoundError(f"cannot read template {path}: {exc}") from None
+        size = path.stat().st_size
+        if size > limit:
+            raise TemplateNotFoundError(f"{path}: {size:,} bytes, more than the {limit:,} a chat template file may have")
+        with path.open("rb") as handle:
+            data = handle.read(limit + 1)
+        if len(data) > limit:
+            raise TemplateNotFoundError(f"{path}: more than the {limit:,} bytes a chat template file may have")
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise TemplateNotFoundError(f"cannot read template {path}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    except OSError as exc:
+        raise TemplateNotFoundError(f"cannot read template {path}: {exc.strerror or exc}") from None
 
 
-def _read_json_object(path: Path) -> dict[str, Any]:
-    if not path.is_file():
+def _check_inside(path: Path, folder: Path) -> None:
+    """A model folder is data: a file in it (a link included) must stay in it."""
+    try:
+        resolved = path.resolve(strict=True)
+        root = folder.resolve(strict=True)
+    except (OSError, RuntimeError) as exc:
+        raise TemplateNotFoundError(f"cannot read {path}: {exc}") from None
+    if resolved != root and root not in resolved.parents:
+        raise TemplateNotFoundError(f"{path}: leads outside the model folder (to {resolved}); refused")
+    if not resolved.is_file():
+        raise TemplateNotFoundError(f"{path}: not a regular file")
+
+
+def _read_json_object(path: Path, folder: Path | None = None) -> dict[str, Any]:
+    if not path.is_file() and not path.is_symlink():
         return {}
     try:
-        data = json.loads(_read_text(path))
+        data = json.loads(_read_text(path, MAX_CONFIG_BYTES, folder))
     except json.JSONDecodeError as exc:
         raise TemplateNotFoundError(f"{path}: not valid JSON ({exc.msg}, line {exc.lineno})") from None
+    except RecursionError:
+        raise TemplateNotFoundError(f"{path}: JSON nested too deeply") from None
     if not isinstance(data, dict):
         raise TemplateNotFoundError(f"{path}: expected a JSON object, got {type(data).__name__}")
     return data
@@ -125,13 +159,20 @@ def _token_text(value: Any) -> str | None:
 def _templates_from_files(folder: Path) -> dict[str, str]:
     templates: dict[str, str] = {}
     jinja_file = folder / CHAT_TEMPLATE_FILE
-    if jinja_file.is_file():
-        templates["default"] = _read_text(jinja_file)
+    if jinja_file.is_file() or jinja_file.is_symlink():
+        templates["default"] = _read_text(jinja_file, folder=folder)
     extra_dir = folder / CHAT_TEMPLATE_DIR
     if extra_dir.is_dir():
+        _check_inside_dir(extra_dir, folder)
         for extra in sorted(extra_dir.glob("*.jinja")):
-            templates[extra.name.removesuffix(".jinja")] = _read_text(extra)
+            templates[extra.name.removesuffix(".jinja")] = _read_text(extra, folder=folder)
     return templates
+
+
+def _check_inside_dir(directory: Path, folder: Path) -> None:
+    resolved = directory.resolve()
+    if folder.resolve() not in resolved.parents:
+        raise TemplateNotFoundError(f"{directory}: leads outside the model folder (to {resolved}); refused")
 
 
 def _templates_from_config(config: dict[str, Any]) -> dict[str, str]:
@@ -150,7 +191,7 @@ def _special_tokens(folder: Path, config: dict[str, Any]) -> dict[str, str]:
     # Old tokenizers keep their special tokens in special_tokens_map.json; transformers reads it
     # (and lets it override the config) only when the config has no added_tokens_decoder.
     if "added_tokens_decoder" not in config:
-        values.update(_read_json_object(folder / SPECIAL_TOKENS_MAP_FILE))
+        values.update(_read_json_object(folder / SPECIAL_TOKENS_MAP_FILE, folder))
     tokens = {}
     for key in SPECIAL_TOKEN_KEYS:
         token = _token_text(values.get(key))
@@ -160,7 +201,7 @@ def _special_tokens(folder: Path, config: dict[str, Any]) -> dict[str, str]:
 
 
 def _from_model_dir(folder: Path, template_name: str | None) -> TemplateSource:
-    config = _read_json_object(folder / "tokenizer_config.json")
+    config = _read_json_object(folder / "tokenizer_config.json", folder)
     # As in transformers, template files replace whatever tokenizer_config.json holds.
     templates = _templates_from_files(folder) or _templates_from_config(config)
     if not templates:

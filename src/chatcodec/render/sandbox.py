@@ -25,6 +25,7 @@ import operator
 import re
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import jinja2
@@ -40,6 +41,50 @@ from jinja2.sandbox import MAX_RANGE, ImmutableSandboxedEnvironment
 # attacking the process's memory. One value of this size still fits comfortably in memory.
 MAX_SIZE = 100_000_000
 MAX_ITEMS = 1_000_000
+
+
+@dataclass(frozen=True)
+class RenderLimits:
+    """What one render may build, in characters (see ``render_limits``).
+
+    ``max_value`` bounds any one value a template builds, ``max_output`` the text it writes in
+    all; both grow by ``per_input`` characters for each character of the caller's own messages,
+    tools and variables (a template may print a conversation a few times over, never a
+    thousand). ``max_items`` bounds a list's length. The defaults are far above what any real
+    template builds, and far below what would exhaust a machine's memory.
+    """
+
+    max_value: int = 10_000_000
+    max_output: int = 20_000_000
+    per_input: int = 8
+    max_items: int = 1_000_000
+
+
+DEFAULT_LIMITS = RenderLimits()
+_limits: contextvars.ContextVar[RenderLimits] = contextvars.ContextVar("chatcodec_render_limits", default=DEFAULT_LIMITS)
+# The limits of the render under way, with the caller's input counted in: (max value, max output).
+_active: contextvars.ContextVar[tuple[int, int] | None] = contextvars.ContextVar("chatcodec_active_limits", default=None)
+
+
+@contextmanager
+def render_limits(limits: RenderLimits) -> Iterator[None]:
+    """Render under ``limits`` instead of ``DEFAULT_LIMITS`` (within this context)."""
+    token = _limits.set(limits)
+    try:
+        yield
+    finally:
+        _limits.reset(token)
+
+
+def _max_value() -> int:
+    active = _active.get()
+    return min(active[0], MAX_SIZE) if active is not None else MAX_SIZE
+
+
+def max_output() -> int:
+    """The most text the render under way may write."""
+    active = _active.get()
+    return active[1] if active is not None else DEFAULT_LIMITS.max_output
 MAX_EXPONENT = 1000
 MAX_INT_BITS = 100_000
 # Digits inside a ``{...}`` replacement field of a format string (a width or precision).
@@ -92,14 +137,17 @@ def weight(value: Any, limit: int = MAX_SIZE) -> int:
 
 @contextmanager
 def trusted_values(*values: Any) -> Iterator[None]:
-    """Measure the caller's values once for the duration of a render (see ``_known_weights``)."""
+    """Measure the caller's values once for the duration of a render (see ``_known_weights``),
+    and set the render's limits from their size."""
     known: dict[int, int] = {}
-    for value in values:
-        _measure(value, known)
+    size = sum(_measure(value, known) for value in values)
+    limits = _limits.get()
     token = _known_weights.set(known)
+    active = _active.set((limits.max_value + limits.per_input * size, limits.max_output + limits.per_input * size))
     try:
         yield
     finally:
+        _active.reset(active)
         _known_weights.reset(token)
 
 
@@ -134,14 +182,16 @@ def _measure(value: Any, known: dict[int, int]) -> int:
 
 
 def check_size(size: int, what: str = "a value") -> None:
-    if size > MAX_SIZE:
-        raise SecurityError(f"template tried to build {what} larger than {MAX_SIZE:,} characters")
+    limit = _max_value()
+    if size > limit:
+        raise SecurityError(f"template tried to build {what} larger than {limit:,} characters (the max_value limit)")
 
 
 def check_items(count: int) -> None:
     # Lists as long as a long text are still no template's business, and slow to measure.
-    if count > MAX_ITEMS:
-        raise SecurityError(f"template tried to build a list of more than {MAX_ITEMS:,} items")
+    limit = min(_limits.get().max_items, MAX_ITEMS)
+    if count > limit:
+        raise SecurityError(f"template tried to build a list of more than {limit:,} items (the max_items limit)")
 
 
 def check_weight(*values: Any) -> None:
@@ -149,13 +199,13 @@ def check_weight(*values: Any) -> None:
     for value in values:
         # Plain strings are by far the most common operands: measure them without a call.
         total += len(value) if type(value) is str else weight(value)
-    if total > MAX_SIZE:
-        check_size(total)
+    check_size(total)
 
 
 def check_number(value: Any, where: str) -> None:
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_SIZE:
-        raise SecurityError(f"template passed the number {value} to {where}; more than {MAX_SIZE:,} is refused")
+    limit = _max_value()
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > limit:
+        raise SecurityError(f"template passed the number {value} to {where}; more than {limit:,} is refused")
 
 
 def _check_int_bits(bits: int) -> None:
@@ -164,15 +214,20 @@ def _check_int_bits(bits: int) -> None:
         raise SecurityError(f"template tried to build a number of more than {MAX_INT_BITS:,} bits")
 
 
-def check_format_string(text: str) -> None:
-    # A width or precision in a format string allocates that many characters.
+def check_format_string(text: str, arguments: Any = ()) -> None:
+    # A width or precision in a format string allocates that many characters, each field its
+    # own: the sum counts. A ``*`` width (``'%*s' % (n, x)``) or a nested ``{:{}}`` one comes
+    # from the arguments, so every number among them counts as a width too.
+    total = len(text)
     for match in _FORMAT_FIELD_NUMBER.finditer(text):
-        check_number(int(match.group(1)), "a format string")
+        total += int(match.group(1))
     if "%" in text:
         for match in _PERCENT_FIELD_NUMBER.finditer(text):
-            for digits in match.groups():
-                if digits:
-                    check_number(int(digits), "a format string")
+            total += sum(int(digits) for digits in match.groups() if digits)
+    if "*" in text or "{" in text:
+        values = arguments if isinstance(arguments, (tuple, list)) else (arguments,)
+        total += sum(abs(value) for value in values if isinstance(value, int) and not isinstance(value, bool))
+    check_size(total, "a formatted string")
 
 
 def _check_join(separator: Any, items: Any) -> None:
@@ -190,7 +245,9 @@ def _check_replace(text: Any, old: Any, new: Any) -> None:
 def _check_str_method(text: str, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
     """Refuse ``str`` method calls whose result would be huge."""
     if method in ("format", "format_map"):
-        check_format_string(text)
+        check_format_string(text, (*args, *kwargs.values()))
+    elif method in ("ljust", "rjust", "center", "zfill") and args and isinstance(args[0], int):
+        check_size(max(len(text), args[0]), "a padded string")
     elif method == "join" and args:
         _check_join(text, args[0])
     elif method == "replace" and len(args) >= 2:
@@ -279,7 +336,7 @@ class ChatTemplateSandbox(ImmutableSandboxedEnvironment):
             return left + right
         if operator_name == "%":
             if isinstance(left, str):
-                check_format_string(left)
+                check_format_string(left, right)
                 check_weight(left, right)
             return operator.mod(left, right)
         return super().call_binop(context, operator_name, left, right)
@@ -345,8 +402,7 @@ def _guard(original: Callable[..., Any], check: Callable[..., None]) -> Callable
                     break
                 total += len(value)
             else:
-                if total > MAX_SIZE:
-                    check_size(total)
+                check_size(total)
                 return original(*args)
         check(*args, **kwargs)
         return original(*args, **kwargs)
@@ -381,17 +437,28 @@ def _check_replace_filter(eval_ctx: Any, s: Any, old: Any, new: Any, count: Any 
 
 def _check_format_filter(value: Any, *args: Any, **kwargs: Any) -> None:
     if isinstance(value, str):
-        check_format_string(value)
+        check_format_string(value, (*args, *kwargs.values()))
 
 
 def _check_indent_filter(s: Any, width: Any = 4, first: bool = False, blank: bool = False) -> None:
     check_number(width, "indent")
-    if isinstance(s, str) and isinstance(width, str):
-        check_size(len(s) + (s.count("\n") + 1) * len(width), "a string")
+    if isinstance(s, str):
+        # Every line gets the indentation.
+        indentation = len(width) if isinstance(width, str) else width if isinstance(width, int) else 0
+        check_size(len(s) + (s.count("\n") + 1) * max(indentation, 0), "an indented string")
 
 
 def _check_width_filter(value: Any, width: Any = 80) -> None:
     check_number(width, "center")
+    if isinstance(width, int):
+        check_size(width, "a centered string")
+
+
+def _check_list_filter(*args: Any) -> None:
+    # A string becomes a list of one-character strings, each a Python object. (Jinja hands
+    # its async-aware filters the context first: the value is the last argument.)
+    if args and isinstance(args[-1], str):
+        check_items(len(args[-1]))
 
 
 def _check_lipsum(n: int = 5, html: bool = True, min: int = 20, max: int = 100) -> None:
@@ -405,4 +472,5 @@ _FILTER_CHECKS: dict[str, Callable[..., None]] = {
     "format": _check_format_filter,
     "indent": _check_indent_filter,
     "center": _check_width_filter,
+    "list": _check_list_filter,
 }
