@@ -52,6 +52,8 @@ def _read_json(path: str | None, what: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise CliError(f"{what} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except RecursionError:
+        raise CliError(f"{what} is nested too deeply") from None
 
 
 def _conversation(data: Any) -> tuple[list[Any], list[Any] | None]:
@@ -68,8 +70,16 @@ def _parse_value(text: str) -> Any:
     # --set KEY=VALUE: JSON when it parses (true, 3, "x", {...}), else the plain string.
     try:
         return json.loads(text)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return text
+
+
+# What the command itself passes to the template: --set may not take them over.
+_OWN_VARIABLES = {
+    "messages": "give the conversation as the input",
+    "tools": "use --tools",
+    "add_generation_prompt": "use --add-generation-prompt",
+}
 
 
 def _template_kwargs(pairs: Sequence[str] | None) -> dict[str, Any]:
@@ -78,6 +88,10 @@ def _template_kwargs(pairs: Sequence[str] | None) -> dict[str, Any]:
         key, sep, value = pair.partition("=")
         if not sep or not key:
             raise CliError(f"--set expects KEY=VALUE, got {pair!r}")
+        if key in _OWN_VARIABLES:
+            raise CliError(f"--set {key}=... is not a template variable here: {_OWN_VARIABLES[key]}")
+        if not key.isidentifier():
+            raise CliError(f"--set {key!r}: a template variable is a name (letters, digits, _)")
         kwargs[key] = _parse_value(value)
     return kwargs
 
@@ -467,6 +481,10 @@ def _check_line(settings: RoundTripSettings, number: int, raw: bytes) -> RoundTr
         return settings.check(data)
     except ChatCodecError as exc:
         raise CliError(str(exc)) from None
+    except RecursionError:
+        raise CliError("nested too deeply") from None
+    except UnicodeError as exc:
+        raise CliError(f"text that is not valid Unicode: {exc}") from None
 
 
 def _roundtrip_jsonl(settings: RoundTripSettings, args: argparse.Namespace) -> int:
@@ -664,18 +682,43 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _utf8_streams() -> None:
+    """Read and write UTF-8 whatever the locale says (prompts are UTF-8 text)."""
+    for stream in (sys.stdin, sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            try:
+                reconfigure(encoding="utf-8", errors="backslashreplace" if stream is sys.stderr else "strict")
+            except (ValueError, OSError):
+                pass  # a stream already in use keeps its encoding
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    _utf8_streams()
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         return int(args.func(args))
     except (CliError, ChatCodecError) as exc:
-        print(f"chatcodec: error: {exc}", file=sys.stderr)
+        print(f"chatcodec: error: {_one_line(str(exc))}", file=sys.stderr)
+        return EXIT_USAGE
+    except UnicodeEncodeError as exc:
+        print(f"chatcodec: error: the output holds text UTF-8 cannot write ({exc.reason}: {exc.object[exc.start:exc.end]!a})", file=sys.stderr)
+        return EXIT_USAGE
+    except RecursionError:
+        print("chatcodec: error: the input is nested too deeply", file=sys.stderr)
+        return EXIT_USAGE
+    except MemoryError:
+        print("chatcodec: error: out of memory", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:
         return 0
     except KeyboardInterrupt:
         return 130
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split("\n")) if "\n" in text else text
 
 
 if __name__ == "__main__":
