@@ -304,3 +304,28 @@ def test_render_with_generation_tags_agrees_with_grammar_spans() -> None:
     _, generation = codec.render_with_generation_spans(messages)
     rendered = codec.render_with_spans(messages)
     assert rendered.assistant_ranges() == generation
+
+
+def test_round_trips_stay_linear_in_the_number_of_messages(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Counted, not timed: messages that come back in order are matched without difflib, whose
+    # alignment of long role sequences (few distinct symbols) is quadratic.
+    import difflib
+
+    calls: list[int] = []
+
+    class Counting(difflib.SequenceMatcher):  # type: ignore[type-arg]
+        def __init__(self, *args: Any, a: Any = "", b: Any = "", **kwargs: Any) -> None:
+            calls.append(len(a) * len(b))
+            super().__init__(*args, a=a, b=b, **kwargs)
+
+    monkeypatch.setattr(difflib, "SequenceMatcher", Counting)
+    messages = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"m{i}"} for i in range(4000)]
+    report = CODECS["qwen3"].roundtrip(messages)
+    assert report.text_survived and calls == []
+    # A merged message in the middle: only the disagreeing stretch is aligned.
+    from chatcodec.check.roundtrip import _aligned
+
+    roles = ["user", "assistant"] * 2000
+    opcodes = _aligned(roles, roles[:1000] + ["tool"] + roles[1000:])
+    assert opcodes == [("equal", 0, 1000, 0, 1000), ("insert", 1000, 1000, 1000, 1001), ("equal", 1000, 4000, 1001, 4001)]
+    assert max(calls) <= 1

@@ -149,8 +149,7 @@ def compare(
     recovered = transcript.messages
     last_user = max((i for i, m in enumerate(original) if m.role == "user"), default=-1)
     think = _think_tags(family)
-    matcher = difflib.SequenceMatcher(a=[m.role for m in original], b=[m.role for m in recovered], autojunk=False)
-    for tag, a0, a1, b0, b1 in matcher.get_opcodes():
+    for tag, a0, a1, b0, b1 in _aligned([m.role for m in original], [m.role for m in recovered]):
         if tag == "equal":
             for offset in range(a1 - a0):
                 losses += _compare_message(
@@ -172,6 +171,32 @@ def compare(
     elif tools and transcript.tools is not None and [_plain(t) for t in tools] != transcript.tools:
         losses.append(Loss("tools_changed", "tool definitions do not come back unchanged", field="tools"))
     return losses
+
+
+def _aligned(a: list[str], b: list[str]) -> list[tuple[str, int, int, int, int]]:
+    """difflib's opcodes for two role sequences, in linear time where they agree: the common
+    start and end are matched directly, and only what lies between is aligned (a role list
+    has few distinct symbols, which makes difflib quadratic on long conversations)."""
+    start = 0
+    while start < len(a) and start < len(b) and a[start] == b[start]:
+        start += 1
+    end = 0
+    while end < len(a) - start and end < len(b) - start and a[len(a) - 1 - end] == b[len(b) - 1 - end]:
+        end += 1
+    opcodes: list[tuple[str, int, int, int, int]] = []
+    if start:
+        opcodes.append(("equal", 0, start, 0, start))
+    middle_a, middle_b = a[start : len(a) - end], b[start : len(b) - end]
+    if middle_a or middle_b:
+        if len(middle_a) * len(middle_b) <= 4_000_000:
+            matcher = difflib.SequenceMatcher(a=middle_a, b=middle_b, autojunk=False)
+            for tag, a0, a1, b0, b1 in matcher.get_opcodes():
+                opcodes.append((tag, start + a0, start + a1, start + b0, start + b1))
+        else:
+            opcodes.append(("replace", start, start + len(middle_a), start, start + len(middle_b)))
+    if end:
+        opcodes.append(("equal", len(a) - end, len(a), len(b) - end, len(b)))
+    return opcodes
 
 
 def _plain(tool: Any) -> Any:
