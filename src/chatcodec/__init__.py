@@ -1,6 +1,7 @@
 """chatcodec: render chat conversations through a model's chat template, and parse the model's
 text back into structured messages."""
 
+from chatcodec.check.special_tokens import SpecialTokenError, SpecialTokenFinding, SpecialTokenWarning
 from chatcodec.codec import Codec, load
 from chatcodec.errors import (
     ChatCodecError,
@@ -26,6 +27,9 @@ __all__ = [
     "Message",
     "ParseError",
     "RenderLimits",
+    "SpecialTokenError",
+    "SpecialTokenFinding",
+    "SpecialTokenWarning",
     "TemplateNotFoundError",
     "TemplateRenderError",
     "TemplateSecurityError",

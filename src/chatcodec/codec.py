@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+import warnings
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,15 @@ from chatcodec.check.masks import RenderedConversation
 from chatcodec.messages import Message, Tool, parse_messages, parse_tools, plain_hf_messages
 from chatcodec.render.jinja import check_syntax, clock, render_source, template_needs
 from chatcodec.check.roundtrip import RoundTripReport, compare, text_loss
+from chatcodec.check.special_tokens import (
+    OnSpecialTokens,
+    SpecialTokenError,
+    SpecialTokenFinding,
+    SpecialTokenWarning,
+    describe_findings,
+    find_special_tokens,
+    template_tokens,
+)
 from chatcodec.parse.prompt import PromptState, prompt_state
 from chatcodec.parse.stream import ParseResult, StreamParser
 from chatcodec.parse.transcript import Transcript, read_transcript
@@ -66,7 +76,7 @@ class Codec:
         return self.format
 
     def _probe_render(self, messages: MessagesInput, **kwargs: Any) -> str:
-        return self.render(messages, **kwargs)
+        return self.render(messages, on_special_tokens="ignore", **kwargs)
 
     def describe(self) -> dict[str, Any]:
         """What chatcodec found in the template (what ``chatcodec inspect`` prints): the
@@ -166,6 +176,25 @@ class Codec:
         validated = parse_messages(messages)
         return [message.to_hf(arguments=form) for message in validated], False  # type: ignore[arg-type]
 
+    def _check_special_tokens(
+        self,
+        source: str,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        variables: dict[str, Any],
+        action: OnSpecialTokens,
+    ) -> None:
+        if action not in ("report", "error"):
+            raise InvalidMessageError(f"on_special_tokens must be 'report', 'error' or 'ignore', not {action!r}")
+        pattern = template_tokens(source, tuple(self.special_tokens.values()))
+        findings = find_special_tokens(pattern, messages, tools, variables)
+        if not findings:
+            return
+        text = describe_findings(findings, self.name)
+        if action == "error":
+            raise SpecialTokenError(text)
+        warnings.warn(SpecialTokenWarning(text), stacklevel=4)
+
     def source_for(self, tools: ToolsInput) -> str:
         """The template text a render uses: like transformers, a model folder's ``tool_use``
         template when tools are given and no template was named."""
@@ -178,11 +207,32 @@ class Codec:
         messages: MessagesInput,
         tools: ToolsInput = None,
         add_generation_prompt: bool = False,
+        *,
+        on_special_tokens: OnSpecialTokens = "report",
         **template_kwargs: Any,
     ) -> str:
-        """Render ``messages`` exactly as ``tokenizer.apply_chat_template(..., tokenize=False)``."""
-        text, _ = self._render(messages, tools, add_generation_prompt, template_kwargs, track_generation=False)
+        """Render ``messages`` exactly as ``tokenizer.apply_chat_template(..., tokenize=False)``.
+
+        ``on_special_tokens``: what to do when a message, tool definition or variable spells one
+        of the template's special tokens (``<|im_start|>`` in user text becomes a real turn
+        marker once tokenized): ``"report"`` warns (``SpecialTokenWarning``), ``"error"`` raises
+        ``SpecialTokenError``, ``"ignore"`` renders without looking.
+        """
+        text, _ = self._render(
+            messages, tools, add_generation_prompt, template_kwargs, track_generation=False, on_special_tokens=on_special_tokens
+        )
         return text
+
+    def find_special_tokens(
+        self, messages: MessagesInput, tools: ToolsInput = None, **template_kwargs: Any
+    ) -> list[SpecialTokenFinding]:
+        """Where the caller's messages, tools and variables spell the template's special tokens."""
+        source = self.source_for(tools)
+        message_dicts, _ = self._template_messages(messages, source)
+        validated_tools = parse_tools(tools)
+        tool_dicts = [tool.to_dict() for tool in validated_tools] if validated_tools is not None else None
+        pattern = template_tokens(source, tuple(self.special_tokens.values()))
+        return find_special_tokens(pattern, message_dicts, tool_dicts, template_kwargs)
 
     def render_with_generation_spans(
         self,
@@ -202,6 +252,7 @@ class Codec:
         template_kwargs: dict[str, Any],
         *,
         track_generation: bool,
+        on_special_tokens: OnSpecialTokens = "report",
     ) -> tuple[str, list[tuple[int, int]]]:
         # Not a template variable: transformers' option to end the text inside the last message.
         continue_final_message = template_kwargs.pop("continue_final_message", False)
@@ -211,6 +262,8 @@ class Codec:
         message_dicts, plain = self._template_messages(messages, source)
         validated_tools = parse_tools(tools)
         tool_dicts = [tool.to_dict() for tool in validated_tools] if validated_tools is not None else None
+        if on_special_tokens != "ignore":
+            self._check_special_tokens(source, message_dicts, tool_dicts, template_kwargs, on_special_tokens)
         variables = {**self.special_tokens, **template_kwargs}
 
         def attempt(dicts: list[dict[str, Any]]) -> tuple[str, list[tuple[int, int]]]:
@@ -260,7 +313,14 @@ class Codec:
         add_generation_prompt = bool(template_kwargs.pop("add_generation_prompt", False))
         validated = parse_messages(list(messages))
         validated_tools = parse_tools(list(tools) if tools is not None else None)
-        text = self.render(validated, tools=validated_tools, add_generation_prompt=add_generation_prompt, **template_kwargs)
+        # Delimiters in the fields are reported as losses (injection_risk), not warned about.
+        text = self.render(
+            validated,
+            tools=validated_tools,
+            add_generation_prompt=add_generation_prompt,
+            on_special_tokens="ignore",
+            **template_kwargs,
+        )
         transcript = self.parse_transcript(text)
         rerender_kwargs = {**template_kwargs, **transcript.template_kwargs}
         try:
@@ -268,6 +328,7 @@ class Codec:
                 transcript.messages,
                 tools=transcript.tools,
                 add_generation_prompt=transcript.add_generation_prompt,
+                on_special_tokens="ignore",
                 **rerender_kwargs,
             )
         except ChatCodecError as exc:

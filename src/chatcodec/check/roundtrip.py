@@ -145,7 +145,7 @@ def compare(
     transcript: Transcript,
 ) -> list[Loss]:
     """Explain every difference between the conversation given and the one recovered."""
-    losses = injection_risks(family, original)
+    losses = injection_risks(family, original) + _tool_injection_risks(family, tools)
     recovered = transcript.messages
     last_user = max((i for i, m in enumerate(original) if m.role == "user"), default=-1)
     think = _think_tags(family)
@@ -197,6 +197,40 @@ def _aligned(a: list[str], b: list[str]) -> list[tuple[str, int, int, int, int]]
     if end:
         opcodes.append(("equal", len(a) - end, len(a), len(b) - end, len(b)))
     return opcodes
+
+
+def _tool_injection_risks(family: Format, tools: list[Any] | None) -> list[Loss]:
+    """Delimiters spelled in tool definitions (a description quoting ``<|im_start|>``): the
+    template writes them into the prompt, where a tokenizer makes them real."""
+    losses = []
+    for index, tool in enumerate(tools or []):
+        for path, value in _strings_in(_plain(tool), f"tools[{index}]"):
+            for spelling, terminal in delimiters_in(family, value):
+                losses.append(
+                    Loss(
+                        "injection_risk",
+                        f"{path} contains {spelling!r}, the format's {terminal} delimiter: the rendered "
+                        "prompt holds it as if the template had written it",
+                        field=path,
+                    )
+                )
+    return losses
+
+
+def _strings_in(value: Any, path: str) -> list[tuple[str, str]]:
+    """Every string inside a JSON-like value, with where it is."""
+    found: list[tuple[str, str]] = []
+    pending: list[tuple[Any, str]] = [(value, path)]
+    while pending:
+        item, where = pending.pop()
+        if isinstance(item, str):
+            found.append((where, item))
+        elif isinstance(item, dict):
+            pending.extend((v, f"{where}.{k}") for k, v in item.items())
+            pending.extend((k, f"{where} (a key)") for k in item if isinstance(k, str))
+        elif isinstance(item, (list, tuple)):
+            pending.extend((v, f"{where}[{i}]") for i, v in enumerate(item))
+    return found
 
 
 def _plain(tool: Any) -> Any:

@@ -1,0 +1,100 @@
+"""Special tokens inside the caller's text: where injected turns and calls come from.
+
+A template writes its special tokens (``<|im_start|>``, ``<|eot_id|>``, ``[INST]``) around the
+caller's messages; a tokenizer then reads them as tokens wherever they occur. Text that spells
+one (in a message, a tool definition, a template variable) becomes a turn marker the user or a
+web page wrote. This module finds them before the model sees them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Literal
+
+import jinja2
+import jinja2.nodes
+
+from chatcodec.errors import InvalidMessageError
+
+OnSpecialTokens = Literal["report", "error", "ignore"]
+
+# The shapes special tokens come in: <|im_start|>, <｜User｜>, [INST], <|turn>, <channel|>.
+_TOKEN_SHAPE = re.compile(
+    r"<\|[^|<>\s]{1,40}\|>|<｜[^｜<>]{1,40}｜>|\[/?[A-Z][A-Z_]{1,30}\]|<\|[^|<>\s]{1,40}>|<[^|<>\s]{1,40}\|>"
+)
+
+
+class SpecialTokenWarning(UserWarning):
+    """The caller's text spells a special token of the template (``on_special_tokens="report"``)."""
+
+
+class SpecialTokenError(InvalidMessageError):
+    """The caller's text spells a special token of the template (``on_special_tokens="error"``)."""
+
+
+@dataclass(frozen=True)
+class SpecialTokenFinding:
+    """``token`` found at ``position`` of the caller's field ``field`` (``messages[1].content``)."""
+
+    field: str
+    token: str
+    position: int
+
+    def __str__(self) -> str:
+        return f"{self.field} holds {self.token!r} (at character {self.position})"
+
+
+@lru_cache(maxsize=256)
+def template_tokens(source: str, special_tokens: tuple[str, ...]) -> re.Pattern[str] | None:
+    """A pattern of the special tokens a template writes (the token-shaped text in its string
+    literals) and its tokenizer's special tokens; None when there are none."""
+    tokens = {token for token in special_tokens if token.strip()}
+    try:
+        tree = jinja2.Environment().parse(source)
+    except (jinja2.TemplateSyntaxError, RecursionError):
+        tree = None
+    if tree is not None:
+        for node in tree.find_all((jinja2.nodes.Const, jinja2.nodes.TemplateData)):
+            value = node.value if isinstance(node, jinja2.nodes.Const) else getattr(node, "data", None)
+            if isinstance(value, str):
+                tokens.update(_TOKEN_SHAPE.findall(value))
+    if not tokens:
+        return None
+    return re.compile("|".join(re.escape(token) for token in sorted(tokens, key=len, reverse=True)))
+
+
+def find_special_tokens(
+    pattern: re.Pattern[str] | None,
+    messages: Iterable[Mapping[str, Any]],
+    tools: Iterable[Any] | None = None,
+    variables: Mapping[str, Any] | None = None,
+) -> list[SpecialTokenFinding]:
+    """Every special token spelled inside the caller's messages, tools and variables."""
+    if pattern is None:
+        return []
+    found: list[SpecialTokenFinding] = []
+    roots: list[tuple[Any, str]] = [(message, f"messages[{i}]") for i, message in enumerate(messages)]
+    roots += [(tool, f"tools[{i}]") for i, tool in enumerate(tools or [])]
+    roots += [(value, f"variables.{name}") for name, value in (variables or {}).items()]
+    pending = roots[::-1]
+    while pending:
+        value, where = pending.pop()
+        if isinstance(value, str):
+            found += [SpecialTokenFinding(where, match.group(), match.start()) for match in pattern.finditer(value)]
+        elif isinstance(value, Mapping):
+            pending += [(item, f"{where}.{key}") for key, item in reversed(list(value.items()))]
+        elif isinstance(value, (list, tuple)):
+            pending += [(item, f"{where}[{i}]") for i, item in reversed(list(enumerate(value)))]
+    return found
+
+
+def describe_findings(findings: list[SpecialTokenFinding], template: str) -> str:
+    shown = "; ".join(str(finding) for finding in findings[:3])
+    more = f" and {len(findings) - 3} more" if len(findings) > 3 else ""
+    return (
+        f"{shown}{more}: special tokens of template {template!r}, which a tokenizer reads as turn markers "
+        "(on_special_tokens='ignore' allows them, 'error' refuses them)"
+    )
