@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from chatcodec.parse.json_scan import Shape
 from chatcodec.parse.lalr import LalrTable, LarkGrammarError, PatternRE, PatternStr
-from chatcodec.parse.lexer import DelimiterMatcher, GrammarError, spellings_of_pattern
+from chatcodec.parse.lexer import LONG_SPELLING, DelimiterMatcher, GrammarError, spellings_of_pattern
 
 # Free-text terminals whose text is JSON (delimiters inside its strings are not delimiters), and
 # the shape of their value: a call's object, a list of call objects, any value.
@@ -34,9 +34,11 @@ class StateInfo:
 
 
 def _telling(spelling: str) -> bool:
-    """Is a spelling, found where it is not allowed, worth a diagnostic?"""
-    bare = spelling.strip()
-    return bool(bare) and (len(bare) > 2 or any(char.isalnum() for char in bare))
+    """Is a spelling, found where it is not allowed, worth a diagnostic? Not punctuation alone,
+    and not a template's long fixed text (a system preamble, a tools prompt), which a model does
+    not write and which would be looked for at every character that could begin it."""
+    bare = "".join(spelling.split())
+    return bool(bare) and (len(bare) > 2 or any(char.isalnum() for char in bare)) and len(spelling) <= LONG_SPELLING
 
 
 class FamilyGrammar:
