@@ -173,6 +173,12 @@ class Engine:
                 return found
             if not body.inside(buffer, self._offset, self._offset + found.start, safe, buffer[found.start : found.end]):
                 return found
+            covered = body.read_whole_until(self._offset + found.start) - self._offset
+            if covered > found.start + 1:
+                # A value read whole holds this delimiter, and every other one that starts and
+                # ends inside it: look again only where one could reach past its end.
+                pos = max(found.start + 1, covered - info.matcher.longest + 1)
+                continue
             # A delimiter spelled inside a JSON string literal is text.
             pos = found.start + 1
 

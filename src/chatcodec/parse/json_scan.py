@@ -264,6 +264,11 @@ class JsonWalk:
         """Where the body's value ends, once read (-1 before)."""
         return self._value_end
 
+    def read_whole_until(self, at: int) -> int:
+        """Where the value the C decoder read whole around absolute ``at`` ends (``at`` when no
+        such value covers it): inside it, a delimiter is text, wherever it starts."""
+        return self._jump_end if self._jump_start <= at < self._jump_end else at
+
     def take(self) -> list[MemberEvent]:
         events = self.events
         self.events = []

@@ -159,6 +159,11 @@ class DelimiterMatcher:
         # quoting "<tool_call>") could still be growing around a shorter match.
         self._nested = any(inner in outer[1:] for outer in spellings for inner in spellings if inner != outer)
 
+    @property
+    def longest(self) -> int:
+        """The length of the longest spelling this matcher looks for."""
+        return self._longest
+
     def _found(self, match: re.Match[str]) -> Found:
         text = match.group()
         terminal = self.accepted.get(text)

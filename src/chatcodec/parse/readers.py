@@ -114,8 +114,8 @@ class JsonObjectReader(CallReader):
                 call.state.setdefault("id_parts", []).append(event.text)
             else:
                 value = _string_value(call.state.pop("id_parts", []), event.value)
-                if value is not None:
-                    call.given_id = str(value)
+                if value is not None and str(value):
+                    call.given_id = str(value)  # an empty id is no id
                 self._name_now(call, position)
         elif key == call.arguments_key and not call.arguments_done:
             if kind == "value_text":

@@ -153,7 +153,7 @@ class ToolCalls:
             for kind, start, end, name in call.spans:
                 self._span(kind, start, end, name, None if kind == "delimiter" else call.index)
         late_id = None
-        if call.given_id is not None and call.given_id != call.id:
+        if call.given_id and call.given_id != call.id:
             # The model wrote the id after the call began (Mistral's ``"id"`` after the
             # arguments): the id it wrote replaces the one the start announced.
             call.id = late_id = call.given_id
