@@ -122,3 +122,33 @@ def test_round_trip(row: dict[str, str]) -> None:
         assert not report.text_survived
         name = row["tested on"].strip("`")
         assert reason == (corpus.TOOL_ROUND_TRIP_GAPS.get(name) or corpus.ROUND_TRIP_GAPS.get(name))
+
+
+# Python calls are converted when each call closes (their values need the whole literal).
+WHOLE_AT_CLOSE = {"pythonic", "pythonic_list", "olmo3"}
+
+
+@pytest.mark.parametrize("row", ROWS, ids=lambda row: row["call syntax"].strip("`"))
+def test_arguments_arrive_before_the_call_ends(row: dict[str, str]) -> None:
+    from chatcodec.events import ToolCallArgumentsDelta, ToolCallEnd
+
+    name = row["tested on"].strip("`")
+    path = _template(row)
+    c = corpus.codec(path)
+    if name in corpus.UNRENDERED_CALLS:
+        prompt, completion = c.render(corpus.QUESTION, tools=corpus.CALL_TOOLS, add_generation_prompt=True), corpus.UNRENDERED_CALLS[name]
+    else:
+        prompt, completion, _ = corpus._call_completion(path)
+    parser = c.stream(prompt, tools=corpus.CALL_TOOLS)
+    sent = ""
+    partial_seen = False
+    for char in completion:
+        for event in parser.feed(char):
+            if isinstance(event, ToolCallArgumentsDelta) and event.index == 0:
+                sent += event.text
+                partial_seen = partial_seen or ("Par" in sent and "Paris" not in sent)
+            if isinstance(event, ToolCallEnd) and event.index == 0:
+                break
+    assert "Par" in (sent or parser.result().message.tool_calls[0].function.arguments)  # type: ignore[index]
+    syntax = row["call syntax"].strip("`")
+    assert partial_seen == (syntax not in WHOLE_AT_CLOSE), sent

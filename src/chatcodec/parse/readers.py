@@ -697,41 +697,204 @@ def _dotted(node: ast.expr) -> str | None:
 
 class GemmaReader(CallReader):
     """``call:NAME{key:<|"|>text<|"|>,n:2}``: Gemma 4's arguments, keys bare and strings quoted by
-    the ``<|"|>`` token; converted to JSON when the call ends."""
+    the ``<|"|>`` token, written out as JSON while they arrive: each key as soon as it ends, a
+    string value (where the schema keeps it a string) character by character, any other value
+    (a number, ``true``, a nested object) once it ends, converted by the tool's schema."""
 
     QUOTE = '<|"|>'
 
     def open(self, call: ToolCallBlock) -> None:
-        call.state.update(buffer=[])
+        call.state.update(mode="key", held="", part=[], members=0, depth=0, quoted=False, values={})
 
     def text(self, call: ToolCallBlock, piece: Piece) -> None:
         if piece.kind == "TOOL_NAME":
             call.name_parts.append(piece.text)
-        else:
-            call.state["buffer"].append(piece.text)
+            return
+        if call.index is None or call.error is not None:
+            call.state["part"].append(piece.text)  # kept for the error message only
+            return
+        held, call.state["held"] = call.state["held"], ""
+        self._read(call, held + piece.text, final=False)
 
     def delimiter(self, call: ToolCallBlock, piece: Piece) -> None:
         if call.name is None:
             self.calls.name_complete(call, "".join(call.name_parts).strip(), piece.start)
+            if call.index is not None:
+                self.calls.arguments_text(call, "{")
 
     def close(self, call: ToolCallBlock) -> None:
         if call.name is None:
             self.calls.name_complete(call, "".join(call.name_parts).strip(), call.start)
-        if call.index is None:
+            if call.index is not None:
+                self.calls.arguments_text(call, "{")
+        if call.index is None or call.error is not None:
             return
-        text = "{" + "".join(call.state.get("buffer", []))
-        value = _gemma_value(text, self.QUOTE)
-        if not isinstance(value, dict):
-            call.error = "the arguments are not Gemma's call syntax"
-            self.calls.arguments_text(call, json.dumps(text, ensure_ascii=False))
+        state = call.state
+        if state["held"]:
+            held, state["held"] = state["held"], ""
+            self._read(call, held, final=True)
+        if state["mode"] != "end" and call.error is None:
+            call.error = "the arguments end before their closing brace"
+        if call.error is None:
+            call.parsed, call.has_parsed = state["values"], True
+
+    # -- the arguments, piece by piece --------------------------------------------------------
+
+    def _read(self, call: ToolCallBlock, text: str, *, final: bool) -> None:
+        state = call.state
+        pos = 0
+        while pos < len(text) and call.error is None:
+            mode = state["mode"]
+            if mode == "key":
+                colon = text.find(":", pos)
+                if colon < 0:
+                    state["part"].append(text[pos:])
+                    return
+                key = ("".join(state["part"]) + text[pos:colon]).strip()
+                state["part"] = []
+                if not key or state["members"] and not key:
+                    call.error = "a parameter without a name"
+                    return
+                state["key"] = key
+                separator = ", " if state["members"] else ""
+                self.calls.arguments_text(call, separator + json.dumps(key, ensure_ascii=False) + ": ")
+                state["members"] += 1
+                state["mode"] = "value"
+                pos = colon + 1
+            elif mode == "value":
+                while pos < len(text) and text[pos] in " \t\n\r":
+                    pos += 1
+                if pos >= len(text):
+                    return
+                if text.startswith(self.QUOTE, pos):
+                    state["mode"] = "string"
+                    state["streamed"] = self._as_string(call)
+                    if state["streamed"]:
+                        self.calls.arguments_text(call, '"')
+                    pos += len(self.QUOTE)
+                elif self.QUOTE.startswith(text[pos:]) and not final:
+                    state["held"] = text[pos:]
+                    return
+                else:
+                    state["mode"] = "atom"
+            elif mode == "string":
+                end = text.find(self.QUOTE, pos)
+                if end < 0:
+                    keep = _held_prefix(text, self.QUOTE) if not final else 0
+                    chunk = text[pos : len(text) - keep]
+                    self._string_text(call, chunk)
+                    state["held"] = text[len(text) - keep :] if keep else ""
+                    return
+                self._string_text(call, text[pos:end])
+                self._end_string(call)
+                pos = end + len(self.QUOTE)
+            elif mode == "atom":
+                pos = self._atom(call, text, pos, final)
+                if pos < 0:
+                    return
+            elif mode == "after":
+                while pos < len(text) and text[pos] in " \t\n\r":
+                    pos += 1
+                if pos >= len(text):
+                    return
+                if text[pos] == ",":
+                    state["mode"] = "key"
+                elif text[pos] == "}":
+                    state["mode"] = "end"
+                    self.calls.arguments_text(call, "}")
+                else:
+                    call.error = f"unexpected {text[pos]!r} after a parameter's value"
+                pos += 1
+            else:  # after the closing brace: only whitespace
+                if text[pos:].strip():
+                    call.error = "text after the arguments' closing brace"
+                return
+
+    def _as_string(self, call: ToolCallBlock) -> bool:
+        """Is the parameter being read a string, as the schema (or its absence) says?"""
+        types = _types(self._schema(call))
+        return not types or "string" in types
+
+    def _schema(self, call: ToolCallBlock) -> dict[str, Any] | None:
+        schema = self.schemas.get(call.name or "", {}).get(call.state.get("key", ""))
+        return schema if isinstance(schema, dict) else None
+
+    def _string_text(self, call: ToolCallBlock, chunk: str) -> None:
+        if not chunk:
             return
-        properties = self.schemas.get(call.name or "", {})
-        value = {
-            key: convert_value_literal(item, properties.get(key) if isinstance(properties.get(key), dict) else None)
-            for key, item in value.items()
-        }
-        self.calls.arguments_text(call, json.dumps(value, ensure_ascii=False))
-        call.parsed, call.has_parsed = value, True
+        if call.state["streamed"]:
+            self.calls.arguments_text(call, json.dumps(chunk, ensure_ascii=False)[1:-1])
+        call.state["part"].append(chunk)
+
+    def _end_string(self, call: ToolCallBlock) -> None:
+        state = call.state
+        text = "".join(state["part"])
+        state["part"] = []
+        if state["streamed"]:
+            self.calls.arguments_text(call, '"')
+            value: Any = text
+        else:
+            value = convert_value_literal(text, self._schema(call))
+            self.calls.arguments_text(call, json.dumps(value, ensure_ascii=False))
+        state["values"][state["key"]] = value
+        state["mode"] = "after"
+
+    def _atom(self, call: ToolCallBlock, text: str, pos: int, final: bool) -> int:
+        """Read a bare value (a number, a literal, a nested object or list) up to the comma or
+        brace that ends it; -1 when the text ends first."""
+        state = call.state
+        i = pos
+        while i < len(text):
+            if state["quoted"]:
+                end = text.find(self.QUOTE, i)
+                if end < 0:
+                    keep = _held_prefix(text, self.QUOTE) if not final else 0
+                    state["part"].append(text[pos : len(text) - keep])
+                    state["held"] = text[len(text) - keep :] if keep else ""
+                    return -1
+                state["quoted"] = False
+                i = end + len(self.QUOTE)
+                continue
+            char = text[i]
+            if text.startswith(self.QUOTE, i):
+                state["quoted"] = True
+                i += len(self.QUOTE)
+                continue
+            if self.QUOTE.startswith(text[i:]) and char == "<" and not final:
+                state["part"].append(text[pos:i])
+                state["held"] = text[i:]
+                return -1
+            if char in "{[":
+                state["depth"] += 1
+            elif char in "}]":
+                if state["depth"] == 0:
+                    break
+                state["depth"] -= 1
+            elif char == "," and state["depth"] == 0:
+                break
+            i += 1
+        state["part"].append(text[pos:i])
+        if i >= len(text):
+            return -1
+        raw = "".join(state["part"]).strip()
+        state["part"] = []
+        value = _gemma_value("{" + "k:" + raw + "}", self.QUOTE)
+        if not isinstance(value, dict) or "k" not in value:
+            call.error = f"{raw[:40]!r} is not a value"
+            return -1
+        converted = convert_value_literal(value["k"], self._schema(call))
+        self.calls.arguments_text(call, json.dumps(converted, ensure_ascii=False))
+        state["values"][state["key"]] = converted
+        state["mode"] = "after"
+        return i
+
+
+def _held_prefix(text: str, token: str) -> int:
+    """How many characters at the end of ``text`` could begin ``token`` (held for the next piece)."""
+    for size in range(min(len(token) - 1, len(text)), 0, -1):
+        if token.startswith(text[-size:]):
+            return size
+    return 0
 
 
 _GEMMA_TOKEN = re.compile(r'\s*(?:(?P<open>[{\[])|(?P<close>[}\]])|(?P<sep>[,:])|(?P<atom>[^{}\[\],:\s]+))')
