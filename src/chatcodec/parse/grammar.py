@@ -103,7 +103,9 @@ class FamilyGrammar:
         # text everywhere else: whitespace, or a bracket or two of punctuation (a separator
         # ", ", a bare "{" that opens Llama's calls, Qwen3-Coder's ">"), which would also be
         # looked at at every occurrence inside JSON.
-        others = {s: t for s, t in self.spellings.items() if t not in actions and _telling(s)}
+        # Spellings that begin with whitespace are left out too (their bare form is looked for):
+        # otherwise every delta that ends in a space or a newline is held back.
+        others = {s: t for s, t in self.spellings.items() if t not in actions and _telling(s) and s[:1] not in " \n\t\r"}
         free = [t for t in actions if t.isupper() and t not in self.delimiters and not t.startswith("$")]
         if len(free) > 1:
             raise GrammarError(f"grammar {self.name!r}: a state accepts two kinds of free text: {sorted(free)}")
