@@ -8,6 +8,7 @@ web page wrote. This module finds them before the model sees them.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -75,6 +76,15 @@ def find_special_tokens(
     """Every special token spelled inside the caller's messages, tools and variables."""
     if pattern is None:
         return []
+    messages = list(messages)
+    tools = list(tools) if tools is not None else None
+    try:
+        # The usual answer is "none": one search over the JSON text (tokens have no characters
+        # JSON escapes) says so at C speed; only a hit walks the fields to name them.
+        if pattern.search(json.dumps([messages, tools, variables], ensure_ascii=False, default=str)) is None:
+            return []
+    except (TypeError, ValueError, RecursionError):
+        pass
     found: list[SpecialTokenFinding] = []
     roots: list[tuple[Any, str]] = [(message, f"messages[{i}]") for i, message in enumerate(messages)]
     roots += [(tool, f"tools[{i}]") for i, tool in enumerate(tools or [])]
