@@ -210,6 +210,17 @@ def test_roundtrip_lossy_exits_1_with_the_report(tmp_path: Path, capsys: pytest.
     assert json.loads(out) == QWEN.roundtrip(DROPS_REASONING).to_dict()
 
 
+def test_roundtrip_prefixes_flag_checks_every_prompt(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    turns = ["a", "b", "c", "d"]
+    messages = [{"role": ("user", "assistant")[i % 2], "content": t} for i, t in enumerate(turns)]
+    path = write(tmp_path / "c.json", json.dumps(messages))
+    argv = ["roundtrip", "-t", "qwen3", "--set", "enable_thinking=false", path]
+    assert run_cli(argv, capsys)[0] == 0
+    code, out, _ = run_cli([*argv[:-1], "--prefixes", path], capsys)
+    assert code == 1
+    assert "- message 1: " in out and "rewrites earlier turns" in out
+
+
 def test_roundtrip_options_reach_the_template(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -329,3 +329,28 @@ def test_round_trips_stay_linear_in_the_number_of_messages(monkeypatch: pytest.M
     opcodes = _aligned(roles, roles[:1000] + ["tool"] + roles[1000:])
     assert opcodes == [("equal", 0, 1000, 0, 1000), ("insert", 1000, 1000, 1000, 1001), ("equal", 1000, 4000, 1001, 4001)]
     assert max(calls) <= 1
+
+
+MULTI_TURN = [
+    {"role": "user", "content": "a"},
+    {"role": "assistant", "content": "b"},
+    {"role": "user", "content": "c"},
+    {"role": "assistant", "content": "d"},
+]
+
+
+def test_prefix_check_finds_a_generation_prompt_the_conversation_does_not_keep() -> None:
+    # Qwen3 with thinking off prompts with an empty think block, but writes earlier answers
+    # without one: the prompt message 1 was answered to is not a prefix of the conversation.
+    report = _report("qwen3", MULTI_TURN, check_prefixes=True, enable_thinking=False)
+    assert _kinds(report) == [(1, "prefix_changed")]
+    assert "'<think>\\n\\n</think>\\n\\n' vs 'b<|im_end|>" in report.losses[0].description
+
+
+@pytest.mark.parametrize("family", ["qwen3", "llama3_hermes"])
+def test_prefix_check_is_quiet_when_every_prompt_is_a_prefix(family: str) -> None:
+    assert _report(family, MULTI_TURN, check_prefixes=True).losses == []
+
+
+def test_prefix_check_is_off_by_default() -> None:
+    assert _report("qwen3", MULTI_TURN, enable_thinking=False).losses == []

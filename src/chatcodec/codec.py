@@ -22,7 +22,7 @@ from chatcodec.render.loading import TemplateSource, find_template
 from chatcodec.check.masks import RenderedConversation
 from chatcodec.messages import Message, Tool, parse_messages, parse_tools, plain_hf_messages
 from chatcodec.render.jinja import check_syntax, clock, render_source, template_needs
-from chatcodec.check.roundtrip import RoundTripReport, compare, text_loss
+from chatcodec.check.roundtrip import Loss, RoundTripReport, compare, text_loss
 from chatcodec.check.special_tokens import (
     OnSpecialTokens,
     SpecialTokenError,
@@ -307,9 +307,17 @@ class Codec:
         self,
         messages: MessagesInput,
         tools: ToolsInput = None,
+        *,
+        check_prefixes: bool = False,
         **template_kwargs: Any,
     ) -> RoundTripReport:
-        """Render, parse the transcript back, render again; report what did not survive."""
+        """Render, parse the transcript back, render again; report what did not survive.
+
+        ``check_prefixes``: also check that the prompt each assistant message was answered to
+        (the conversation before it, with the generation prompt) is a prefix of the whole
+        rendered conversation, as multi-turn RL needs (``prefix_changed`` where it is not).
+        It renders once per assistant message.
+        """
         add_generation_prompt = bool(template_kwargs.pop("add_generation_prompt", False))
         validated = parse_messages(list(messages))
         validated_tools = parse_tools(list(tools) if tools is not None else None)
@@ -337,7 +345,35 @@ class Codec:
         report.losses = compare(self.family, validated, [t.to_dict() for t in validated_tools or []] or None, transcript)
         if not report.text_survived:
             report.losses.insert(0, text_loss(text, rerendered))
+        if check_prefixes and not add_generation_prompt:
+            report.losses += self._prefix_losses(validated, validated_tools, text, template_kwargs)
         return report
+
+    def _prefix_losses(
+        self, messages: list[Message], tools: list[Tool] | None, text: str, template_kwargs: dict[str, Any]
+    ) -> list[Loss]:
+        losses = []
+        for index, message in enumerate(messages):
+            if message.role != "assistant" or index == 0:
+                continue
+            try:
+                prompt = self.render(
+                    messages[:index], tools=tools, add_generation_prompt=True, on_special_tokens="ignore", **template_kwargs
+                )
+            except ChatCodecError:
+                continue
+            if text.startswith(prompt):
+                continue
+            at = next((i for i, (a, b) in enumerate(zip(prompt, text)) if a != b), min(len(prompt), len(text)))
+            losses.append(
+                Loss(
+                    "prefix_changed",
+                    f"the prompt this message answers differs from the conversation's text at character {at}: "
+                    f"{prompt[at : at + 30]!r} vs {text[at : at + 30]!r} (the template rewrites earlier turns)",
+                    index,
+                )
+            )
+        return losses
 
     def render_with_spans(
         self,

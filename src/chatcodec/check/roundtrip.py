@@ -23,6 +23,7 @@ LOSS_KINDS = (
     "content_changed",
     "tool_calls_not_rendered",
     "tool_call_id_not_rendered",
+    "prefix_changed",
     "arguments_reserialized",
     "arguments_changed",
     "tool_call_changed",

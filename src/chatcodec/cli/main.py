@@ -269,6 +269,7 @@ class RoundTripSettings:
     add_generation_prompt: bool
     template_kwargs: dict[str, Any]
     ignore: frozenset[str] = frozenset()  # kinds of loss the user accepts (--ignore)
+    check_prefixes: bool = False  # --prefixes
 
     def check(self, data: Any) -> RoundTripReport:
         """The report for one conversation, without the losses the user chose to ignore."""
@@ -276,7 +277,11 @@ class RoundTripSettings:
         if self.tools is not None:
             tools = self.tools
         report = self.codec.roundtrip(
-            messages, tools=tools, add_generation_prompt=self.add_generation_prompt, **self.template_kwargs
+            messages,
+            tools=tools,
+            add_generation_prompt=self.add_generation_prompt,
+            check_prefixes=self.check_prefixes,
+            **self.template_kwargs,
         )
         if self.ignore:
             report = replace(report, losses=[loss for loss in report.losses if loss.kind not in self.ignore])
@@ -303,6 +308,7 @@ def _roundtrip_settings(args: argparse.Namespace) -> RoundTripSettings:
         args.add_generation_prompt,
         _template_kwargs(args.set),
         _ignored_kinds(args.ignore),
+        args.prefixes,
     )
 
 
@@ -654,6 +660,11 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         metavar="KIND",
         help="a kind of loss to accept, e.g. tool_call_id_not_rendered (repeatable)",
+    )
+    p.add_argument(
+        "--prefixes",
+        action="store_true",
+        help="also check that each assistant message's prompt is a prefix of the conversation (prefix_changed)",
     )
     p.add_argument("--jsonl", metavar="FILE", help="check every line of FILE (- for stdin), one conversation each")
     p.add_argument(
