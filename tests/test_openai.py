@@ -388,6 +388,19 @@ def test_stray_delimiter_at_a_feed_boundary_inside_a_tool_call() -> None:
     assert [d.kind for d in adapter.diagnostics] == [d.kind for d in whole.diagnostics]
 
 
+def test_deltas_are_the_chunks_without_their_envelope() -> None:
+    codec = chatcodec.load("qwen3")
+    text = '<think>hm</think>\n\nSure.<tool_call>\n{"name": "f", "arguments": {"a": 1}}\n</tool_call><|im_end|>'
+    parser = codec.stream()
+    events = [event for delta in split(text, 3) for event in parser.feed(delta)] + list(parser.close())
+    chunk_adapter = ChunkAdapter("m", id="chatcmpl-x", created=1)
+    chunks = chunk_adapter.chunks(events)
+    deltas = ChunkAdapter("m").deltas(events)
+    assert deltas == [chunk["choices"][0]["delta"] for chunk in chunks[1:]]
+    assert deltas[-1] == {}
+    assert deltas[0] == {"reasoning_content": "hm"}
+
+
 # -- diagnostics, ids, misuse --------------------------------------------------------------------
 
 

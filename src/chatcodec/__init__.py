@@ -2,7 +2,7 @@
 text back into structured messages."""
 
 from chatcodec.check.special_tokens import SpecialTokenError, SpecialTokenFinding, SpecialTokenWarning
-from chatcodec.codec import Codec, load
+from chatcodec.codec import Codec, load, load_from_tokenizer
 from chatcodec.errors import (
     ChatCodecError,
     InvalidMessageError,
@@ -38,6 +38,7 @@ __all__ = [
     "UnsupportedTemplateError",
     "bundled_template_names",
     "load",
+    "load_from_tokenizer",
     "parse_messages",
     "parse_tools",
     "render_limits",

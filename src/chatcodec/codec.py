@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 import warnings
 from datetime import datetime
@@ -18,7 +19,7 @@ from chatcodec.errors import (
 from chatcodec.formats import format_for_template, format_named
 from chatcodec.formats.base import Format
 from chatcodec.formats.describe import describe
-from chatcodec.render.loading import TemplateSource, find_template
+from chatcodec.render.loading import TemplateSource, find_template, template_from_tokenizer
 from chatcodec.check.masks import RenderedConversation
 from chatcodec.messages import Message, Tool, parse_messages, parse_tools, plain_hf_messages
 from chatcodec.render.jinja import check_syntax, clock, render_source, template_needs
@@ -455,3 +456,28 @@ def load(
     # A template that does not compile is reported now, by name, not at the first render.
     check_syntax(template.source, template.name)
     return Codec(template, clock=clock, family=family)
+
+
+_TOKENIZER_CODECS: OrderedDict[tuple[str, tuple[tuple[str, str], ...], str | None], Codec] = OrderedDict()
+_TOKENIZER_CODECS_SIZE = 32
+
+
+def load_from_tokenizer(tokenizer: Any, *, template_name: str | None = None, family: str | None = None) -> Codec:
+    """The codec of a loaded tokenizer's own chat template (``tokenizer.chat_template``), with
+    its special tokens: what a server that holds the tokenizer, not the model folder, needs.
+
+    Tokenizers that carry the same template share one ``Codec`` (the format is read from the
+    template once), so calling this for every request costs a dictionary lookup.
+    """
+    template = template_from_tokenizer(tokenizer, template_name=template_name)
+    key = (template.source, tuple(sorted(template.special_tokens.items())), family)
+    codec = _TOKENIZER_CODECS.get(key)
+    if codec is None:
+        check_syntax(template.source, template.name)
+        codec = Codec(template, family=family)
+        _TOKENIZER_CODECS[key] = codec
+        if len(_TOKENIZER_CODECS) > _TOKENIZER_CODECS_SIZE:
+            _TOKENIZER_CODECS.popitem(last=False)
+    else:
+        _TOKENIZER_CODECS.move_to_end(key)
+    return codec

@@ -122,6 +122,16 @@ class ChunkAdapter:
                 self.diagnostics.append(event)
             return []
         out = self.start()
+        deltas = self.deltas(events)
+        for position, delta in enumerate(deltas):
+            last = position == len(deltas) - 1
+            out.append(self._chunk(delta, finish_reason=self.finish_reason if last else None))
+        return out
+
+    def deltas(self, events: Iterable[Event]) -> list[dict[str, Any]]:
+        """The ``delta`` objects of the chunks for ``events``, without the chunk around them
+        (for servers that build their own chunks); the finish gives an empty delta."""
+        out: list[dict[str, Any]] = []
         pending: dict[str, Any] | None = None  # the delta being merged into
         for event in events:
             delta = self._delta_for(event)
@@ -130,12 +140,12 @@ class ChunkAdapter:
             if pending is not None and _merge(pending, delta):
                 continue
             if pending is not None:
-                out.append(self._chunk(pending))
+                out.append(pending)
             pending = delta
             if isinstance(event, Finish):
                 break
         if pending is not None:
-            out.append(self._chunk(pending, finish_reason=self.finish_reason))
+            out.append(pending)
         return out
 
     # -- one event -> one delta --------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -192,9 +193,13 @@ def _special_tokens(folder: Path, config: dict[str, Any]) -> dict[str, str]:
     # (and lets it override the config) only when the config has no added_tokens_decoder.
     if "added_tokens_decoder" not in config:
         values.update(_read_json_object(folder / SPECIAL_TOKENS_MAP_FILE, folder))
+    return _special_token_texts(values.get)
+
+
+def _special_token_texts(value_of: Callable[[str], Any]) -> dict[str, str]:
     tokens = {}
     for key in SPECIAL_TOKEN_KEYS:
-        token = _token_text(values.get(key))
+        token = _token_text(value_of(key))
         if token is not None:
             tokens[key] = token
     return tokens
@@ -209,22 +214,38 @@ def _from_model_dir(folder: Path, template_name: str | None) -> TemplateSource:
             f"{folder}: no chat template found (looked for {CHAT_TEMPLATE_FILE}, {CHAT_TEMPLATE_DIR}/*.jinja "
             "and chat_template in tokenizer_config.json)"
         )
+    return _choose_template(templates, template_name, str(folder), folder.resolve().name, _special_tokens(folder, config))
+
+
+def template_from_tokenizer(tokenizer: Any, *, template_name: str | None = None) -> TemplateSource:
+    """The chat template a loaded tokenizer carries (``tokenizer.chat_template``: a string, or
+    named templates), with its special tokens."""
+    where = str(getattr(tokenizer, "name_or_path", "") or type(tokenizer).__name__)
+    templates = _templates_from_config({"chat_template": getattr(tokenizer, "chat_template", None)})
+    if not templates:
+        raise TemplateNotFoundError(f"{where}: the tokenizer has no chat template (tokenizer.chat_template is unset)")
+    tokens = _special_token_texts(lambda key: getattr(tokenizer, key, None))
+    return _choose_template(templates, template_name, where, where.rstrip("/").rsplit("/", 1)[-1], tokens)
+
+
+def _choose_template(
+    templates: dict[str, str], template_name: str | None, where: str, base_name: str, special_tokens: dict[str, str]
+) -> TemplateSource:
     names = ", ".join(sorted(templates))
     tool_use_source = None
     if template_name is not None:
         if template_name not in templates:
-            raise TemplateNotFoundError(f"{folder}: no template named {template_name!r} (it has {names})")
+            raise TemplateNotFoundError(f"{where}: no template named {template_name!r} (it has {names})")
         chosen = template_name
     elif "default" in templates:
         chosen = "default"
         tool_use_source = templates.get("tool_use")
     else:
-        raise TemplateNotFoundError(f"{folder}: several chat templates ({names}) and no default; pass template_name=")
-    name = folder.resolve().name if chosen == "default" else f"{folder.resolve().name}:{chosen}"
+        raise TemplateNotFoundError(f"{where}: several chat templates ({names}) and no default; pass template_name=")
     return TemplateSource(
         source=templates[chosen],
-        name=name,
-        special_tokens=_special_tokens(folder, config),
+        name=base_name if chosen == "default" else f"{base_name}:{chosen}",
+        special_tokens=special_tokens,
         alternatives={key: value for key, value in templates.items() if key != chosen},
         tool_use_source=tool_use_source,
     )
