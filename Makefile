@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test bench fuzz install clean
+.PHONY: demo test test-servers bench fuzz install clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +19,22 @@ demo: $(BIN)/python
 test: install
 	$(BIN)/python -m pytest
 
+# The vLLM and SGLang plugins, driven by the servers' own parser code: a separate environment,
+# because the servers' wheels are large (vLLM alone is ~340 MB) and are installed without their
+# GPU engines.
+SERVERS_VENV ?= .venv-servers
+SERVERS_BIN := $(SERVERS_VENV)/bin
+
+$(SERVERS_BIN)/python:
+	$(PYTHON) -m venv $(SERVERS_VENV)
+	$(SERVERS_BIN)/python -m pip install --quiet --upgrade pip
+	$(SERVERS_BIN)/python -m pip install --quiet -r integrations/requirements-servers.txt
+	$(SERVERS_BIN)/python -m pip install --quiet --no-deps -r integrations/requirements-servers-nodeps.txt
+
+test-servers: $(SERVERS_BIN)/python
+	$(SERVERS_BIN)/python -m pip install --quiet -e '.[test]'
+	$(SERVERS_BIN)/python -m pytest integrations
+
 bench: install
 	$(BIN)/python bench/run.py
 
@@ -29,4 +45,4 @@ fuzz: install
 	$(BIN)/python fuzz/run.py --per-format $(FUZZ_N) --seed $(FUZZ_SEED)
 
 clean:
-	rm -rf $(VENV) dist build .pytest_cache .hypothesis
+	rm -rf $(VENV) $(SERVERS_VENV) dist build .pytest_cache .hypothesis

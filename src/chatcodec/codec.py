@@ -95,6 +95,7 @@ class Codec:
         tools: ToolsInput | Sequence[str] = None,
         strict: bool = False,
         reasoning: bool | None = None,
+        prefill: str | None = None,
     ) -> StreamParser:
         """A sans-I/O parser for one completion: ``feed(text) -> events``, ``close() -> events``.
 
@@ -103,16 +104,22 @@ class Codec:
         parsing starts at the beginning of an assistant turn; ``reasoning=True`` starts inside
         a reasoning block instead (for models whose prompt opens it).
         ``tools``: definitions or names; a call to any other name is kept as content.
+        ``prefill``: the assistant turn's text already written, instead of a prompt (what
+        another parser read before handing over, say ``<think></think>``): parsing goes on in
+        the state it leaves, and none of it is part of the completion.
         """
         family = self.family
-        prefill = prompt_state(family, prompt).prefill if prompt is not None else ""
+        if prefill is not None and prompt is not None:
+            raise ValueError("give a prompt or a prefill, not both")
+        if prefill is None:
+            prefill = prompt_state(family, prompt).prefill if prompt is not None else ""
         if reasoning and not prefill:
             opener = sorted(family.reasoning_open)
             if not opener:
                 raise UnsupportedTemplateError(f"the {family.name} format has no reasoning blocks")
             prefill = family.grammar.literal(opener[0])
         start = "completion"
-        if prompt is None and reasoning is None and "completion_unprompted" in family.grammar.starts:
+        if prompt is None and not prefill and reasoning is None and "completion_unprompted" in family.grammar.starts:
             # Nothing says whether the output opens with reasoning: the family's grammar reads
             # leading text as reasoning if a closing tag follows, else as content.
             start = "completion_unprompted"

@@ -102,6 +102,13 @@ class StreamParser:
         return self._assembler.diagnostics
 
     @property
+    def spans(self) -> list[Span]:
+        """The spans of the text read so far (the last may still grow; text the engine holds
+        back, such as a possible delimiter's first characters, is in none yet). A copy: read it
+        when needed, not after every delta."""
+        return self._assembler.spans
+
+    @property
     def message(self) -> Message:
         """The assistant message as read so far (complete after ``close()``)."""
         return self._assembler.message

@@ -224,8 +224,14 @@ def template_from_tokenizer(tokenizer: Any, *, template_name: str | None = None)
     templates = _templates_from_config({"chat_template": getattr(tokenizer, "chat_template", None)})
     if not templates:
         raise TemplateNotFoundError(f"{where}: the tokenizer has no chat template (tokenizer.chat_template is unset)")
-    tokens = _special_token_texts(lambda key: getattr(tokenizer, key, None))
-    return _choose_template(templates, template_name, where, where.rstrip("/").rsplit("/", 1)[-1], tokens)
+    return _choose_template(
+        templates, template_name, where, where.rstrip("/").rsplit("/", 1)[-1], tokenizer_special_tokens(tokenizer)
+    )
+
+
+def tokenizer_special_tokens(tokenizer: Any) -> dict[str, str]:
+    """``bos_token``, ``eos_token``, ... of a loaded tokenizer, as text."""
+    return _special_token_texts(lambda key: getattr(tokenizer, key, None))
 
 
 def _choose_template(

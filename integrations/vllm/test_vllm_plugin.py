@@ -1,0 +1,170 @@
+"""chatcodec's vLLM parsers, driven by vLLM's own serving code (ParserManager, the composed
+DelegatingParser, ChatStreamProcessor): every streamed message must equal chatcodec's one-shot
+parse of the same completion, and vLLM's non-streaming path must agree too."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from servers import (
+    WEATHER_TOOL,
+    chatcodec_reading,
+    parse_through_vllm,
+    parser_class,
+    prompt_ids,
+    request_for,
+    stream_through_vllm,
+    tokenizer_for,
+)
+from vllm.plugins import load_general_plugins
+from vllm.reasoning import ReasoningParserManager
+from vllm.tool_parsers import ToolParserManager
+
+CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+DS_CALL = '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city": "Paris"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>'
+# (template, render options, completion): each is checked streamed and whole.
+CASES = [
+    ("qwen3", {}, "<think>\nThe user wants weather.\n</think>\n\n" + CALL),
+    ("qwen3", {}, "<think>\nLet me think.\n</think>\n\nIt is sunny in Paris, 18 °C."),
+    ("qwen3", {}, "<think>\nFirst a call.\n" + CALL + "\nthen more thought\n</think>\n\nDone."),
+    ("qwen3", {}, "<think>\nR1\n</think>\n\nLet me check." + CALL + "\n" + CALL.replace("Paris", "Lyon")),
+    ("qwen3", {}, "<think>\nok\n</think>\n\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": </tool_call>"),
+    ("qwen3", {}, "<think>\nok\n</think>\n\n<tool_call>\n{\"name\": \"unknown\", \"arguments\": {}}\n</tool_call>"),
+    ("qwen3", {}, "<think>\ncut short, still thinking"),
+    ("qwen3", {}, "No reasoning at all, and a mention of </think> in content."),
+    ("qwen3", {"enable_thinking": False}, "Sunny." + CALL),
+    ("qwen3", {"enable_thinking": False}, "Plain answer with <think> spelled inside."),
+    ("deepseek", {"thinking": True}, "Weather needed.\n</think>\n\n" + DS_CALL),
+    ("deepseek", {"thinking": True}, "hm\n</think>\n\nParis is sunny."),
+    ("deepseek", {"thinking": True}, "hm " + DS_CALL + " more thought</think>Answer."),
+    ("deepseek", {}, "Sunny. " + DS_CALL),
+    ("llama3_hermes", {}, "Let me look.\n" + CALL),
+    ("llama3_hermes", {}, "Just text, with a stray </tool_call> in it."),
+]
+
+
+def test_the_entry_point_registers_both_parsers() -> None:
+    load_general_plugins()
+    assert "chatcodec" in ToolParserManager.list_registered()
+    assert "chatcodec" in ReasoningParserManager.list_registered()
+
+
+@pytest.mark.parametrize("template, options, completion", CASES)
+@pytest.mark.parametrize("group", [1, 3, 1000])
+def test_streamed_through_vllm_equals_chatcodecs_parse(
+    template: str, options: dict[str, object], completion: str, group: int
+) -> None:
+    load_general_plugins()
+    prompt = prompt_ids(template, **options)
+    request = request_for([WEATHER_TOOL], stream=True)
+    streamed = stream_through_vllm(template, completion, request, prompt, group=group)
+    assert streamed.summary() == chatcodec_reading(template, completion, prompt, [WEATHER_TOOL])
+    assert streamed.finish_reason == ("tool_calls" if streamed.calls else "stop")
+
+
+@pytest.mark.parametrize("template, options, completion", CASES)
+def test_vllms_whole_output_path_agrees(template: str, options: dict[str, object], completion: str) -> None:
+    load_general_plugins()
+    prompt = prompt_ids(template, **options)
+    whole = parse_through_vllm(template, completion, request_for([WEATHER_TOOL]), prompt)
+    reasoning, content, calls = chatcodec_reading(template, completion, prompt, [WEATHER_TOOL])
+    if calls and not content.strip():
+        content = ""  # vLLM's own rule: whitespace-only content beside calls is dropped
+    assert whole == (reasoning, content, calls)
+
+
+def test_hand_checked_call_inside_reasoning() -> None:
+    """Written out by hand: a call inside an unclosed think block is a call, and the reasoning
+    resumes after it."""
+    load_general_plugins()
+    completion = "<think>\nR1\n" + CALL + "\nR2\n</think>\n\nC"
+    prompt = prompt_ids("qwen3")
+    streamed = stream_through_vllm("qwen3", completion, request_for([WEATHER_TOOL], stream=True), prompt, group=2)
+    reasoning, content, calls = streamed.summary()
+    assert calls == [("get_weather", '{"city": "Paris"}')]
+    assert content == "C"
+    assert "R1" in reasoning and "R2" in reasoning and "tool_call" not in reasoning
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    case=st.sampled_from(CASES),
+    groups=st.lists(st.integers(min_value=1, max_value=7), min_size=1, max_size=12),
+)
+def test_any_token_grouping_gives_the_same_message(case: tuple[str, dict[str, object], str], groups: list[int]) -> None:
+    load_general_plugins()
+    template, options, completion = case
+    prompt = prompt_ids(template, **options)
+    streamed = stream_through_vllm(template, completion, request_for([WEATHER_TOOL], stream=True), prompt, group=groups)
+    assert streamed.summary() == chatcodec_reading(template, completion, prompt, [WEATHER_TOOL])
+
+
+def test_tool_choice_none_keeps_a_call_as_content() -> None:
+    load_general_plugins()
+    completion = "<think>\nno tools\n</think>\n\n" + CALL
+    prompt = prompt_ids("qwen3")
+    streamed = stream_through_vllm("qwen3", completion, request_for([WEATHER_TOOL], tool_choice="none", stream=True), prompt)
+    assert streamed.calls == {}
+    assert streamed.content == CALL
+    assert streamed.reasoning == "no tools"
+
+
+def test_without_a_reasoning_parser_the_think_block_stays_in_the_content() -> None:
+    load_general_plugins()
+    completion = "<think>\nhm\n</think>\n\nSunny." + CALL
+    prompt = prompt_ids("qwen3")
+    request = request_for([WEATHER_TOOL], stream=True)
+    streamed = stream_through_vllm("qwen3", completion, request, prompt, reasoning=False)
+    assert streamed.reasoning == ""
+    assert streamed.content == "<think>\nhm\n</think>\n\nSunny."
+    assert [(c["name"], c["arguments"]) for c in streamed.calls.values()] == [("get_weather", '{"city": "Paris"}')]
+    whole = parse_through_vllm("qwen3", completion, request_for([WEATHER_TOOL]), prompt, reasoning=False)
+    assert whole == ("", "<think>\nhm\n</think>\n\nSunny.", [("get_weather", '{"city": "Paris"}')])
+
+
+@pytest.mark.parametrize(
+    "template, options, expected",
+    [
+        ("qwen3", {}, False),  # a <think> may still open
+        ("qwen3", {"enable_thinking": False}, True),  # the prompt wrote an empty think block
+        ("llama3_hermes", {}, True),  # no reasoning in this format
+    ],
+)
+def test_is_reasoning_end_reads_the_prompt(template: str, options: dict[str, object], expected: bool) -> None:
+    load_general_plugins()
+    parser = parser_class(template)(tokenizer_for(template), None)
+    assert parser.is_reasoning_end(prompt_ids(template, **options)) is expected
+
+
+def test_is_reasoning_end_inside_an_opened_think_block() -> None:
+    load_general_plugins()
+    tokenizer = tokenizer_for("qwen3")
+    parser = parser_class("qwen3")(tokenizer, None)
+    opened = prompt_ids("qwen3") + tokenizer.encode("<think>\nhm", add_special_tokens=False)
+    assert parser.is_reasoning_end(opened) is False
+    closed = opened + tokenizer.encode("\n</think>\n\n", add_special_tokens=False)
+    assert parser.is_reasoning_end(closed) is True
+
+
+def test_is_reasoning_end_streaming_sees_the_closing_tag_in_the_new_tokens() -> None:
+    load_general_plugins()
+    tokenizer = tokenizer_for("qwen3")
+    reasoning_parser = parser_class("qwen3")(tokenizer, None).reasoning_parser
+    before = tokenizer.encode("<think>\nhm", add_special_tokens=False)
+    close = tokenizer.encode("</think>", add_special_tokens=False)
+    assert reasoning_parser.is_reasoning_end_streaming(before + close, close) is True
+    assert reasoning_parser.is_reasoning_end_streaming(before + close + [before[-1]], [before[-1]]) is False
+    assert reasoning_parser.extract_content_ids(before + close + before) == before
+
+
+def test_a_template_without_a_readable_format_fails_at_start_up() -> None:
+    load_general_plugins()
+    tokenizer = tokenizer_for("qwen3")
+    saved = tokenizer.chat_template
+    tokenizer.chat_template = "{% for m in messages %}{{ m.content }}{% endfor %}"
+    try:
+        with pytest.raises(TypeError, match="--tool-call-parser chatcodec"):
+            parser_class("qwen3")
+    finally:
+        tokenizer.chat_template = saved
