@@ -1,0 +1,210 @@
+"""Servers that split parsing in two halves (a reasoning parser, then a tool parser fed with
+what the first leaves over): the two halves, over one chatcodec parser each, for any format.
+
+``ReasoningHalf`` reads the output from the state the prompt leaves (inside ``<think>``, after an
+empty think block, at the start of the turn) and sends reasoning as it comes. When the text
+leaves reasoning it hands the rest over as plain text; a call opened inside an unclosed think
+block is handed over behind the opening tag, so ``ToolHalf`` reads the call as a call and the
+reasoning after it as reasoning. ``ToolHalf`` starts inside reasoning only when its text opens
+with the reasoning tag; otherwise it starts after reasoning, where a think tag is text.
+
+Both halves parse each delta's new text once. The servers' adapters (``vllm``, ``sglang``)
+only translate these results into their own types.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from chatcodec.codec import Codec, load, load_from_tokenizer
+from chatcodec.events import ContentDelta, Diagnostic, Event, ReasoningDelta
+from chatcodec.messages import ToolCall
+from chatcodec.parse.spans import Span
+from chatcodec.parse.stream import StreamParser
+from chatcodec.render.loading import tokenizer_special_tokens
+
+TEMPLATE_VARIABLE = "CHATCODEC_TEMPLATE"
+FAMILY_VARIABLE = "CHATCODEC_FAMILY"
+REASONING_DELIMITERS = frozenset({"THINK_OPEN", "THINK_CLOSE"})
+
+
+def codec_for(tokenizer: Any) -> Codec:
+    """The codec for a server's tokenizer: its own chat template, or the one named by
+    ``CHATCODEC_TEMPLATE`` (a bundled name, a ``.jinja`` file, a model folder) for servers
+    started with another template; ``CHATCODEC_FAMILY`` names the format if needed."""
+    family = os.environ.get(FAMILY_VARIABLE) or None
+    override = os.environ.get(TEMPLATE_VARIABLE)
+    if override:
+        return _load_override(override, tuple(sorted(tokenizer_special_tokens(tokenizer).items())), family)
+    return load_from_tokenizer(tokenizer, family=family)
+
+
+@lru_cache(maxsize=8)
+def _load_override(name: str, special_tokens: tuple[tuple[str, str], ...], family: str | None) -> Codec:
+    return load(name, special_tokens=dict(special_tokens), family=family)
+
+
+@dataclass
+class Split:
+    """What one delta gives: reasoning to send, and text for the tool half."""
+
+    reasoning: str = ""
+    rest: str = ""
+
+
+class ReasoningHalf:
+    """The reasoning half for one output. ``prompt`` (the rendered prompt, or its tail) gives
+    the starting state; without it, ``inside_reasoning`` says whether the prompt opened the
+    block, and ``None`` reads the start as chatcodec does with no prompt."""
+
+    def __init__(self, codec: Codec, prompt: str | None = None, *, inside_reasoning: bool | None = None) -> None:
+        self.codec = codec
+        self.format = codec.format
+        self.prompt = prompt
+        self.inside_reasoning = inside_reasoning
+        self.diagnostics: list[Diagnostic] = []
+        self.handed_over = False
+        self._stream: StreamParser | None = None
+        self._fed: list[str] = []  # the text read while still in reasoning
+        self._emitted_upto = 0  # the end of the text sent as reasoning
+
+    def feed(self, text: str) -> Split:
+        if self.handed_over:
+            return Split(rest=text)
+        if self._stream is None:
+            self._stream = self._new_stream()
+        stream = self._stream
+        self._fed.append(text)
+        events = self._note(stream.feed(text))
+        left = stream.state not in ("reasoning", "undecided") or any(
+            not isinstance(event, ReasoningDelta | Diagnostic) for event in events
+        )
+        if not left:
+            spans = stream.spans
+            self._emitted_upto = spans[-1].end if spans else 0
+            return Split(reasoning="".join(event.text for event in events if isinstance(event, ReasoningDelta)))
+        # The text left reasoning in this delta: everything not sent yet, this delta's
+        # reasoning included, goes to the tool half (servers keep one half's reasoning per
+        # delta; the tool half reads it again, as reasoning).
+        self.handed_over = True
+        whole = "".join(self._fed)
+        self._fed.clear()
+        return Split(rest=self._handover(whole, stream.spans, self._emitted_upto))
+
+    def finish(self) -> tuple[str, str]:
+        """The output ended while still in reasoning (or nothing was read): the reasoning and
+        content the parser held back. Nothing is left after the hand-over."""
+        if self.handed_over or self._stream is None:
+            return "", ""
+        stream, self._stream = self._stream, None
+        events = self._note(stream.close())
+        reasoning = "".join(event.text for event in events if isinstance(event, ReasoningDelta))
+        content = "".join(event.text for event in events if isinstance(event, ContentDelta))
+        return reasoning, content
+
+    def split(self, output: str) -> tuple[str, str]:
+        """A whole output: all its reasoning (after a call inside the think block too), and the
+        text for the tool half, from where it first leaves reasoning."""
+        stream = self._new_stream()
+        self._note(stream.feed(output) + stream.close())
+        spans = stream.spans
+        return stream.message.reasoning_content or "", self._handover(output, spans, _leaving_point(spans))
+
+    def _new_stream(self) -> StreamParser:
+        if self.prompt is not None:
+            return self.codec.stream(self.prompt)
+        if self.inside_reasoning and self.format.reasoning is not None:
+            return self.codec.stream(reasoning=True)
+        return self.codec.stream(reasoning=False if self.inside_reasoning is False else None)
+
+    def _note(self, events: list[Event]) -> list[Event]:
+        self.diagnostics.extend(event for event in events if isinstance(event, Diagnostic))
+        return events
+
+    def _handover(self, text: str, spans: list[Span], start: int) -> str:
+        """``text[start:]``; when reasoning is open there (a call opened inside the think
+        block), behind the opening tag, so the tool half reads it from inside."""
+        rest = text[start:]
+        syntax = self.format.reasoning
+        if rest and syntax is not None and self._reasoning_open_at(spans, start):
+            rest = syntax.open_tag + rest
+        return rest
+
+    def _reasoning_open_at(self, spans: list[Span], cut: int) -> bool:
+        if self.prompt is not None:
+            opened = self.codec.prompt_state(self.prompt).state == "reasoning"
+        else:
+            opened = bool(self.inside_reasoning)
+        for span in spans:
+            if span.start >= cut:
+                break
+            if span.name == "THINK_OPEN" or span.kind == "reasoning":
+                opened = True
+            elif span.name == "THINK_CLOSE":
+                opened = False
+        return opened
+
+
+def _leaving_point(spans: list[Span]) -> int:
+    """Where the text leaves reasoning: the start of its first span that is neither reasoning
+    nor a think tag; or, when none is written yet (a call's opening tag is a span only once the
+    call is read), the end of the last reasoning span or tag (0 when there is none)."""
+    last_reasoning_end = 0
+    for span in spans:
+        if span.kind == "reasoning" or span.name in REASONING_DELIMITERS:
+            last_reasoning_end = span.end
+        else:
+            return span.start
+    return last_reasoning_end
+
+
+class ToolHalf:
+    """The tool half for one output: reads what the reasoning half hands over (or the whole
+    output when there is no reasoning half; ``think_blocks_as_text`` then keeps think blocks
+    in the content exactly as written). ``tools``: definitions or names; ``[]`` accepts no
+    call, so a call the model writes anyway stays content."""
+
+    def __init__(self, codec: Codec, tools: Sequence[Any], *, think_blocks_as_text: bool = False) -> None:
+        self.codec = codec
+        self.format = codec.format
+        self.tools = list(tools)
+        self.think_blocks_as_text = think_blocks_as_text
+        self.diagnostics: list[Diagnostic] = []
+        self._stream: StreamParser | None = None
+        self.closed = False
+
+    def feed(self, text: str) -> list[Event]:
+        if self._stream is None:
+            if not text:
+                return []  # the first text decides where parsing starts
+            self._stream = self._new_stream(text)
+        return self._note(self._stream.feed(text))
+
+    def finish(self) -> list[Event]:
+        """The output's end: a call left open is settled, held-back text released."""
+        if self._stream is None or self.closed:
+            return []
+        self.closed = True
+        return self._note(self._stream.close())
+
+    def read(self, text: str) -> tuple[list[Event], list[ToolCall]]:
+        """A whole text: its events and the calls read."""
+        events = self.feed(text) + self.finish()
+        calls = list(self._stream.message.tool_calls or []) if self._stream is not None else []
+        return events, calls
+
+    def _new_stream(self, first_text: str) -> StreamParser:
+        syntax = self.format.reasoning
+        prefill = None
+        if syntax is not None and (self.think_blocks_as_text or not first_text.startswith(syntax.open_tag)):
+            # After reasoning: an empty think block puts the parser where the first half left off.
+            prefill = syntax.open_tag + syntax.close_tag
+        return self.codec.stream(tools=self.tools, reasoning=False, prefill=prefill)
+
+    def _note(self, events: list[Event]) -> list[Event]:
+        self.diagnostics.extend(event for event in events if isinstance(event, Diagnostic))
+        return events
