@@ -59,10 +59,21 @@ class Split:
 class ReasoningHalf:
     """The reasoning half for one output. ``prompt`` (the rendered prompt, or its tail) gives
     the starting state; without it, ``inside_reasoning`` says whether the prompt opened the
-    block, and ``None`` reads the start as chatcodec does with no prompt."""
+    block, and ``None`` reads the start as chatcodec does with no prompt.
+    ``resend_reasoning``: the delta that leaves reasoning hands all its text over, reasoning
+    included, for a tool half that reads and sends reasoning itself.
+    """
 
-    def __init__(self, codec: Codec, prompt: str | None = None, *, inside_reasoning: bool | None = None) -> None:
+    def __init__(
+        self,
+        codec: Codec,
+        prompt: str | None = None,
+        *,
+        inside_reasoning: bool | None = None,
+        resend_reasoning: bool = False,
+    ) -> None:
         self.codec = codec
+        self.resend_reasoning = resend_reasoning
         self.format = codec.format
         self.prompt = prompt
         self.inside_reasoning = inside_reasoning
@@ -80,20 +91,29 @@ class ReasoningHalf:
         stream = self._stream
         self._fed.append(text)
         events = self._note(stream.feed(text))
-        left = stream.state not in ("reasoning", "undecided") or any(
+        spans = stream.spans
+        # Text the parser holds back (the start of a possible ``<think>``) has not left
+        # reasoning yet, whatever state the parser shows meanwhile.
+        left = (stream.state not in ("reasoning", "undecided") and bool(spans)) or any(
             not isinstance(event, ReasoningDelta | Diagnostic) for event in events
         )
         if not left:
-            spans = stream.spans
             self._emitted_upto = spans[-1].end if spans else 0
             return Split(reasoning="".join(event.text for event in events if isinstance(event, ReasoningDelta)))
-        # The text left reasoning in this delta: everything not sent yet, this delta's
-        # reasoning included, goes to the tool half (servers keep one half's reasoning per
-        # delta; the tool half reads it again, as reasoning).
         self.handed_over = True
         whole = "".join(self._fed)
         self._fed.clear()
-        return Split(rest=self._handover(whole, stream.spans, self._emitted_upto))
+        if self.resend_reasoning:
+            # Everything not sent yet, this delta's reasoning included, goes to the tool half,
+            # which reads that reasoning again (vLLM keeps only one half's reasoning per delta).
+            return Split(rest=self._handover(whole, spans, self._emitted_upto))
+        cut = _leaving_point(spans)
+        reasoning = "".join(
+            whole[max(span.start, self._emitted_upto) : min(span.end, cut)]
+            for span in spans
+            if span.kind == "reasoning" and span.end > self._emitted_upto and span.start < cut
+        )
+        return Split(reasoning=reasoning, rest=self._handover(whole, spans, cut))
 
     def finish(self) -> tuple[str, str]:
         """The output ended while still in reasoning (or nothing was read): the reasoning and
@@ -131,7 +151,7 @@ class ReasoningHalf:
         rest = text[start:]
         syntax = self.format.reasoning
         if rest and syntax is not None and self._reasoning_open_at(spans, start):
-            rest = syntax.open_tag + rest
+            rest = _whole_tag(syntax.open_spellings, syntax.open_tag) + rest
         return rest
 
     def _reasoning_open_at(self, spans: list[Span], cut: int) -> bool:
@@ -147,6 +167,12 @@ class ReasoningHalf:
             elif span.name == "THINK_CLOSE":
                 opened = False
         return opened
+
+
+def _whole_tag(spellings: Sequence[str], tag: str) -> str:
+    """The tag with all the whitespace any spelling of it takes after it: a tag written before
+    handed-over text must not take that text's leading whitespace as its own."""
+    return max((spelling for spelling in spellings if spelling.startswith(tag)), key=len, default=tag)
 
 
 def _leaving_point(spans: list[Span]) -> int:
@@ -166,12 +192,12 @@ class ToolHalf:
     """The tool half for one output: reads what the reasoning half hands over (or the whole
     output when there is no reasoning half; ``think_blocks_as_text`` then keeps think blocks
     in the content exactly as written). ``tools``: definitions or names; ``[]`` accepts no
-    call, so a call the model writes anyway stays content."""
+    call, so a call the model writes anyway stays content; ``None`` accepts any name."""
 
-    def __init__(self, codec: Codec, tools: Sequence[Any], *, think_blocks_as_text: bool = False) -> None:
+    def __init__(self, codec: Codec, tools: Sequence[Any] | None, *, think_blocks_as_text: bool = False) -> None:
         self.codec = codec
         self.format = codec.format
-        self.tools = list(tools)
+        self.tools = list(tools) if tools is not None else None
         self.think_blocks_as_text = think_blocks_as_text
         self.diagnostics: list[Diagnostic] = []
         self._stream: StreamParser | None = None
@@ -202,7 +228,9 @@ class ToolHalf:
         prefill = None
         if syntax is not None and (self.think_blocks_as_text or not first_text.startswith(syntax.open_tag)):
             # After reasoning: an empty think block puts the parser where the first half left off.
-            prefill = syntax.open_tag + syntax.close_tag
+            prefill = _whole_tag(syntax.open_spellings, syntax.open_tag) + _whole_tag(
+                syntax.close_spellings, syntax.close_tag
+            )
         return self.codec.stream(tools=self.tools, reasoning=False, prefill=prefill)
 
     def _note(self, events: list[Event]) -> list[Event]:

@@ -217,7 +217,7 @@ class ChatcodecReasoningParser(ReasoningParser):  # type: ignore[misc]
         delta_token_ids: Sequence[int],
     ) -> DeltaMessage | None:
         if self._half is None:
-            self._half = ReasoningHalf(self.codec, self._prompt)
+            self._half = ReasoningHalf(self.codec, self._prompt, resend_reasoning=True)
         split = self._half.feed(delta_text)
         if not (split.reasoning or split.rest):
             return None

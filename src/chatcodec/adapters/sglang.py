@@ -1,0 +1,150 @@
+"""SGLang's tool-call detector and reasoning detector, for any chat template chatcodec reads.
+
+    pip install chatcodec sglang
+    sglang serve --model-path MODEL --reasoning-parser chatcodec --tool-call-parser chatcodec
+
+The plugin (``chatcodec.adapters.sglang_plugin``, an ``sglang.srt.plugins`` entry point that
+SGLang runs before it reads its arguments) adds both under the name ``chatcodec``. The
+template is the tokenizer's own (``CHATCODEC_TEMPLATE`` / ``CHATCODEC_FAMILY`` as for vLLM).
+
+SGLang passes the reasoning detector's normal text on to the tool detector, delta by delta;
+the reasoning detector starts inside reasoning when SGLang says the prompt opened it
+(``force_reasoning``). SGLang's tool detector has no reasoning field: after a call written
+inside an unclosed think block, the rest of that block reaches the client as content, with its
+tags, rather than being lost.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sglang.srt.function_call.base_format_detector import BaseFormatDetector
+from sglang.srt.function_call.core_types import StreamingParseResult, ToolCallItem
+from sglang.srt.parser.reasoning_parser import BaseReasoningFormatDetector
+from sglang.srt.parser.reasoning_parser import StreamingParseResult as ReasoningResult
+
+from chatcodec.adapters.handover import ReasoningHalf, ToolHalf, codec_for
+from chatcodec.adapters.openai import ChunkAdapter
+from chatcodec.codec import Codec
+from chatcodec.events import ContentDelta, Event
+
+
+def _codec(tokenizer: Any) -> Codec:
+    if tokenizer is None:
+        raise ValueError("the chatcodec parsers read the tokenizer's chat template: SGLang gave no tokenizer")
+    return codec_for(tokenizer)
+
+
+def _tool_definitions(tools: Any) -> list[Any]:
+    definitions: list[Any] = []
+    for tool in tools or []:
+        function = getattr(tool, "function", None)
+        if function is not None:
+            definitions.append(tool.model_dump(exclude_none=True))
+    return definitions
+
+
+class ChatcodecDetector(BaseFormatDetector):  # type: ignore[misc]
+    """SGLang's tool-call detector over chatcodec's parser for the model's format."""
+
+    def __init__(self, tokenizer: Any = None) -> None:
+        super().__init__()
+        self.codec = _codec(tokenizer)
+        self.format = self.codec.format  # a template chatcodec cannot read fails here, by name
+        self._half: ToolHalf | None = None
+        self._chunks = ChunkAdapter("sglang")
+
+    def supports_structural_tag(self) -> bool:
+        return False  # "required" goes through SGLang's JSON-array path
+
+    def has_tool_call(self, text: str) -> bool:
+        """Whether ``text`` holds a call to any tool (SGLang asks before parsing it whole)."""
+        return bool(self._read_whole(text, None).calls)
+
+    def detect_and_parse(self, text: str, tools: Any) -> StreamingParseResult:
+        return self._read_whole(text, tools)
+
+    def parse_streaming_increment(self, new_text: str, tools: Any) -> StreamingParseResult:
+        if self._half is None:
+            self._half = self._new_half(tools)
+        return self._result(self._half.feed(new_text))
+
+    def finish(self, tools: Any) -> StreamingParseResult:
+        if self._half is None:
+            return StreamingParseResult()
+        half, self._half = self._half, None
+        return self._result(half.finish())
+
+    def structure_info(self) -> Any:
+        raise NotImplementedError("chatcodec reads the model's own call syntax; it builds no structural tags")
+
+    def _new_half(self, tools: Any) -> ToolHalf:
+        # Think blocks the tool detector sees are text: SGLang has nowhere else to put them.
+        return ToolHalf(self.codec, _tool_definitions(tools), think_blocks_as_text=True)
+
+    def _read_whole(self, text: str, tools: Any) -> StreamingParseResult:
+        half = ToolHalf(self.codec, _tool_definitions(tools) if tools is not None else None, think_blocks_as_text=True)
+        events, found = half.read(text)
+        content = "".join(event.text for event in events if isinstance(event, ContentDelta))
+        calls = [
+            ToolCallItem(tool_index=index, name=call.function.name, parameters=call.function.arguments)
+            for index, call in enumerate(found)
+        ]
+        return StreamingParseResult(normal_text=content, calls=calls)
+
+    def _result(self, events: list[Event]) -> StreamingParseResult:
+        normal: list[str] = []
+        calls: list[ToolCallItem] = []
+        for delta in self._chunks.deltas(events):
+            normal.append(delta.get("content", ""))
+            for call in delta.get("tool_calls", []):
+                function = call.get("function", {})
+                name = function.get("name") if "id" in call and "name" in function else None
+                calls.append(ToolCallItem(tool_index=call["index"], name=name, parameters=function.get("arguments", "")))
+        return StreamingParseResult(normal_text="".join(normal), calls=calls)
+
+
+class ChatcodecReasoningDetector(BaseReasoningFormatDetector):  # type: ignore[misc]
+    """SGLang's reasoning detector over chatcodec's parser for the model's format."""
+
+    def __init__(
+        self,
+        stream_reasoning: bool = True,
+        force_reasoning: bool | None = None,
+        tokenizer: Any = None,
+        **options: Any,
+    ) -> None:
+        codec = _codec(tokenizer)
+        syntax = codec.format.reasoning
+        super().__init__(
+            think_start_token=syntax.open_tag if syntax else "",
+            think_end_token=syntax.close_tag if syntax else "",
+            force_reasoning=bool(force_reasoning),
+            stream_reasoning=stream_reasoning,
+            # Whether a request starts inside reasoning comes from the template, not this class.
+            reasoning_default=None,
+        )
+        self.codec = codec
+        self._force = force_reasoning
+        self._half = ReasoningHalf(codec, inside_reasoning=force_reasoning)
+        self._held_reasoning: list[str] = []  # with stream_reasoning=False, sent at the end
+
+    def detect_and_parse(self, text: str) -> ReasoningResult:
+        reasoning, rest = ReasoningHalf(self.codec, inside_reasoning=self._force).split(text)
+        return ReasoningResult(normal_text=rest, reasoning_text=reasoning)
+
+    def parse_streaming_increment(self, new_text: str) -> ReasoningResult:
+        split = self._half.feed(new_text)
+        return self._result(split.reasoning, split.rest, done=self._half.handed_over)
+
+    def finish(self) -> ReasoningResult:
+        reasoning, content = self._half.finish()
+        return self._result(reasoning, content, done=True)
+
+    def _result(self, reasoning: str, normal: str, *, done: bool) -> ReasoningResult:
+        if not self.stream_reasoning:
+            self._held_reasoning.append(reasoning)
+            reasoning = "".join(self._held_reasoning) if done else ""
+            if done:
+                self._held_reasoning.clear()
+        return ReasoningResult(normal_text=normal, reasoning_text=reasoning)
