@@ -61,7 +61,8 @@ class ReasoningHalf:
     the starting state; without it, ``inside_reasoning`` says whether the prompt opened the
     block, and ``None`` reads the start as chatcodec does with no prompt.
     ``resend_reasoning``: the delta that leaves reasoning hands all its text over, reasoning
-    included, for a tool half that reads and sends reasoning itself.
+    included, for a tool half that reads and sends reasoning itself. ``mark_closed``: see
+    ``_handover`` (for a ``ToolHalf`` that reads think blocks, not one that keeps them as text).
     """
 
     def __init__(
@@ -71,9 +72,11 @@ class ReasoningHalf:
         *,
         inside_reasoning: bool | None = None,
         resend_reasoning: bool = False,
+        mark_closed: bool = False,
     ) -> None:
         self.codec = codec
         self.resend_reasoning = resend_reasoning
+        self.mark_closed = mark_closed
         self.format = codec.format
         self.prompt = prompt
         self.inside_reasoning = inside_reasoning
@@ -146,27 +149,37 @@ class ReasoningHalf:
         return events
 
     def _handover(self, text: str, spans: list[Span], start: int) -> str:
-        """``text[start:]``; when reasoning is open there (a call opened inside the think
-        block), behind the opening tag, so the tool half reads it from inside."""
+        """``text[start:]``, behind what tells the tool half where reasoning stands there: the
+        opening tag when a call opened inside the think block (the tool half reads it from
+        inside); with ``mark_closed``, an empty think block when reasoning is over, so that a
+        think tag after it is read as text, as the whole output's parse reads it."""
         rest = text[start:]
         syntax = self.format.reasoning
-        if rest and syntax is not None and self._reasoning_open_at(spans, start):
-            rest = _whole_tag(syntax.open_spellings, syntax.open_tag) + rest
+        if not rest or syntax is None:
+            return rest
+        state = self._reasoning_at(spans, start)
+        opening = _whole_tag(syntax.open_spellings, syntax.open_tag)
+        if state == "open":
+            return opening + rest
+        if state == "closed" and self.mark_closed:
+            return opening + _whole_tag(syntax.close_spellings, syntax.close_tag) + rest
         return rest
 
-    def _reasoning_open_at(self, spans: list[Span], cut: int) -> bool:
+    def _reasoning_at(self, spans: list[Span], cut: int) -> str:
+        """``open``, ``closed`` or ``none`` (nothing opened a think block yet) at ``cut``."""
         if self.prompt is not None:
-            opened = self.codec.prompt_state(self.prompt).state == "reasoning"
+            prompt_state = self.codec.prompt_state(self.prompt)
+            state = "open" if prompt_state.state == "reasoning" else "closed" if prompt_state.prefill else "none"
         else:
-            opened = bool(self.inside_reasoning)
+            state = "open" if self.inside_reasoning else "none"
         for span in spans:
             if span.start >= cut:
                 break
             if span.name == "THINK_OPEN" or span.kind == "reasoning":
-                opened = True
+                state = "open"
             elif span.name == "THINK_CLOSE":
-                opened = False
-        return opened
+                state = "closed"
+        return state
 
 
 def _whole_tag(spellings: Sequence[str], tag: str) -> str:
@@ -189,9 +202,10 @@ def _leaving_point(spans: list[Span]) -> int:
 
 
 class ToolHalf:
-    """The tool half for one output: reads what the reasoning half hands over (or the whole
-    output when there is no reasoning half; ``think_blocks_as_text`` then keeps think blocks
-    in the content exactly as written). ``tools``: definitions or names; ``[]`` accepts no
+    """The tool half for one output: reads what the reasoning half hands over from the start of
+    an assistant turn (the hand-over says where reasoning stands), or the whole output when
+    there is no reasoning half: ``think_blocks_as_text`` then keeps think blocks in the content
+    exactly as written (also for servers whose tool parser has no reasoning field). ``tools``: definitions or names; ``[]`` accepts no
     call, so a call the model writes anyway stays content; ``None`` accepts any name."""
 
     def __init__(self, codec: Codec, tools: Sequence[Any] | None, *, think_blocks_as_text: bool = False) -> None:
@@ -205,9 +219,7 @@ class ToolHalf:
 
     def feed(self, text: str) -> list[Event]:
         if self._stream is None:
-            if not text:
-                return []  # the first text decides where parsing starts
-            self._stream = self._new_stream(text)
+            self._stream = self._new_stream()
         return self._note(self._stream.feed(text))
 
     def finish(self) -> list[Event]:
@@ -223,11 +235,11 @@ class ToolHalf:
         calls = list(self._stream.message.tool_calls or []) if self._stream is not None else []
         return events, calls
 
-    def _new_stream(self, first_text: str) -> StreamParser:
+    def _new_stream(self) -> StreamParser:
         syntax = self.format.reasoning
         prefill = None
-        if syntax is not None and (self.think_blocks_as_text or not first_text.startswith(syntax.open_tag)):
-            # After reasoning: an empty think block puts the parser where the first half left off.
+        if syntax is not None and self.think_blocks_as_text:
+            # After an empty think block, a think tag is text: blocks stay in the content.
             prefill = _whole_tag(syntax.open_spellings, syntax.open_tag) + _whole_tag(
                 syntax.close_spellings, syntax.close_tag
             )
