@@ -277,8 +277,14 @@ def test_cli_failures_file_lists_each_lossy_or_invalid_line(
 
 @pytest.mark.parametrize("output", [[], ["--json"]])
 def test_cli_dask_prints_what_local_prints(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], cluster: LocalCluster, output: list[str]
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    cluster: LocalCluster,
+    output: list[str],
 ) -> None:
+    # Blocks of 500 bytes: many per file, so line numbers have to carry over between blocks.
+    monkeypatch.setattr(dask_engine, "block_size_for", lambda total, slots: 500)
     write(tmp_path / "data" / "one.jsonl", generated_lines(150, seed=4))
     write(tmp_path / "data" / "two.jsonl", generated_lines(60, seed=5))
     base = ["roundtrip", "-t", "qwen3", "--jsonl", str(tmp_path / "data" / "*.jsonl"), *output]
