@@ -58,7 +58,9 @@ def connect(scheduler: str | None = None, workers: int | None = None, *, timeout
         n_workers=workers or os.cpu_count() or 1,
         threads_per_worker=1,
         processes=True,
-        dashboard_address=None,  # no web server (and no port clash) for a command-line run
+        # Any free port: the default one may be taken by another cluster, and the warning
+        # Dask prints then would land among the run's own output on stderr.
+        dashboard_address=":0",
         silence_logs=logging.ERROR,
     )
     with cluster, distributed.Client(cluster) as client:
