@@ -9,6 +9,9 @@ Conversations should be kept as JSON text in the dataset: Arrow gives every row 
 union of the keys its structs have anywhere, so tool-call arguments loaded as structs come back
 with other rows' keys set to null (``{"city": "Paris"}`` becomes ``{"city": "Paris", "tz":
 null}``). The function reads JSON text, and lists of message dicts too.
+
+``roundtrip_reports(codec)`` is the same kind of function for checking a dataset: it adds what
+each conversation loses through the template, and ``BatchSummary.from_columns`` counts it.
 """
 
 from __future__ import annotations
@@ -48,10 +51,10 @@ def assistant_masks(
         out: Batch = {"input_ids": [], "assistant_masks": [], "mask_error": []}
         tools_values = batch.get(tools_column) if tools_column else None
         for row, raw in enumerate(batch[messages_column]):
-            tools = _loaded(tools_values[row]) if tools_values is not None else None
             try:
+                messages, tools = _conversation(raw, tools_values[row] if tools_values is not None else None)
                 rendered = codec.render_with_spans(
-                    _loaded(raw), tools=tools or None, on_special_tokens="ignore", **template_kwargs
+                    messages, tools=tools or None, on_special_tokens="ignore", **template_kwargs
                 )
             except (ChatCodecError, ValueError) as exc:
                 out["input_ids"].append([])
@@ -115,6 +118,56 @@ def _token_ids(tokenizer: Any, text: str) -> list[int]:
     if hasattr(tokenizer, "encode") and hasattr(tokenizer, "get_vocab_size"):
         return list(tokenizer.encode(text, add_special_tokens=False).ids)
     return list(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+
+def roundtrip_reports(
+    codec: Codec,
+    *,
+    messages_column: str = "messages",
+    tools_column: str | None = "tools",
+    add_generation_prompt: bool = False,
+    check_prefixes: bool = False,
+    **template_kwargs: Any,
+) -> Callable[[Batch], Batch]:
+    """A batched function: a batch with a ``messages`` column (as for ``assistant_masks``) to
+    ``loss_kinds`` (the kind of each loss ``codec.roundtrip`` reports, none when lossless) and
+    ``roundtrip_error`` (why a row could not be checked, else None).
+    ``chatcodec.check.batch.BatchSummary.from_columns`` counts them as ``chatcodec roundtrip
+    --jsonl`` does."""
+
+    def apply(batch: Batch) -> Batch:
+        out: Batch = {"loss_kinds": [], "roundtrip_error": []}
+        tools_values = batch.get(tools_column) if tools_column else None
+        for row, raw in enumerate(batch[messages_column]):
+            try:
+                messages, tools = _conversation(raw, tools_values[row] if tools_values is not None else None)
+                report = codec.roundtrip(
+                    messages,
+                    tools=tools or None,
+                    add_generation_prompt=add_generation_prompt,
+                    check_prefixes=check_prefixes,
+                    **template_kwargs,
+                )
+            except (ChatCodecError, ValueError) as exc:
+                out["loss_kinds"].append([])
+                out["roundtrip_error"].append(str(exc))
+                continue
+            out["loss_kinds"].append([loss.kind for loss in report.losses])
+            out["roundtrip_error"].append(None)
+        return out
+
+    return apply
+
+
+def _conversation(value: Any, tools: Any) -> tuple[Any, Any]:
+    """The messages and tools of one row. A row may hold a whole JSONL line, ``{"messages":
+    [...], "tools": [...]}`` (what ``ray.data.read_text`` gives); a tools column wins over it."""
+    loaded = _loaded(value)
+    tools = _loaded(tools) if tools is not None else None
+    if isinstance(loaded, dict) and "messages" in loaded:
+        own = loaded.get("tools")
+        return loaded["messages"], tools if tools is not None else (None if own is None else _loaded(own))
+    return loaded, tools
 
 
 def _loaded(value: Any) -> Any:

@@ -7,32 +7,29 @@ on stderr and exit code 2, never a traceback.
 from __future__ import annotations
 
 import argparse
-import io
 import json
-import os
-import stat
 import sys
-import time
-from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import IO, Any, NoReturn
 
 import chatcodec
+from chatcodec.check.batch import EXIT_LOSSY, BatchSummary, RoundTripSettings, conversation_parts
+from chatcodec.check.jsonl import InvalidLine
+from chatcodec.check.roundtrip import LOSS_KINDS
+from chatcodec.cli.errors import CliError
+from chatcodec.cli.runs import Progress, add_run_options, check_run_options, run_job
 from chatcodec.errors import ChatCodecError
 from chatcodec.events import Diagnostic
 from chatcodec.formats.describe import as_text
-from chatcodec.check.roundtrip import LOSS_KINDS, RoundTripReport
 from chatcodec.parse.spans import Span
 from chatcodec.parse.transcript import MessageSpan, Transcript
 
 EXIT_USAGE = 2
 
-
-class CliError(Exception):
-    """A problem with the command's input, reported as one line."""
+# Kept importable from here, where they used to live.
+__all__ = ["BatchSummary", "CliError", "Progress", "RoundTripSettings", "build_parser", "main"]
 
 
 def _read_input(path: str | None) -> str:
@@ -58,12 +55,10 @@ def _read_json(path: str | None, what: str) -> Any:
 
 def _conversation(data: Any) -> tuple[list[Any], list[Any] | None]:
     """``{"messages": [...], "tools": [...]}`` or a bare list of messages."""
-    if isinstance(data, list):
-        return data, None
-    if isinstance(data, dict) and isinstance(data.get("messages"), list):
-        tools = data.get("tools")
-        return data["messages"], tools
-    raise CliError('expected a JSON list of messages or an object {"messages": [...], "tools": [...]}')
+    try:
+        return conversation_parts(data)
+    except InvalidLine as exc:
+        raise CliError(str(exc)) from None
 
 
 def _parse_value(text: str) -> Any:
@@ -257,37 +252,6 @@ def cmd_transcript(args: argparse.Namespace) -> int:
 
 # -- roundtrip -------------------------------------------------------------------------------
 
-EXIT_LOSSY = 1
-
-
-@dataclass
-class RoundTripSettings:
-    """What every conversation of a run is checked with."""
-
-    codec: chatcodec.Codec
-    tools: list[Any] | None  # from --tools: replaces the conversation's own tools
-    add_generation_prompt: bool
-    template_kwargs: dict[str, Any]
-    ignore: frozenset[str] = frozenset()  # kinds of loss the user accepts (--ignore)
-    check_prefixes: bool = False  # --prefixes
-
-    def check(self, data: Any) -> RoundTripReport:
-        """The report for one conversation, without the losses the user chose to ignore."""
-        messages, tools = _conversation(data)
-        if self.tools is not None:
-            tools = self.tools
-        report = self.codec.roundtrip(
-            messages,
-            tools=tools,
-            add_generation_prompt=self.add_generation_prompt,
-            check_prefixes=self.check_prefixes,
-            **self.template_kwargs,
-        )
-        if self.ignore:
-            report = replace(report, losses=[loss for loss in report.losses if loss.kind not in self.ignore])
-        return report
-
-
 # A text that does not come back is never acceptable: it is what the whole check is about.
 IGNORABLE = tuple(kind for kind in LOSS_KINDS if kind != "text_not_reproduced")
 
@@ -314,10 +278,17 @@ def _roundtrip_settings(args: argparse.Namespace) -> RoundTripSettings:
 
 def cmd_roundtrip(args: argparse.Namespace) -> int:
     if args.jsonl is not None and args.file is not None:
-        raise CliError("give either --jsonl FILE or a conversation FILE, not both")
+        # Most often an unquoted glob the shell expanded: its second file lands here.
+        raise CliError(
+            "give either --jsonl FILE or a conversation FILE, not both "
+            "(quote a glob, --jsonl 'data/*.jsonl', or repeat --jsonl for several files)"
+        )
+    check_run_options(args)
     settings = _roundtrip_settings(args)
     if args.jsonl is not None:
-        return _roundtrip_jsonl(settings, args)
+        summary = run_job(settings, args)
+        print(json.dumps(summary.to_dict(), indent=2) if args.json else summary.table())
+        return summary.exit_code()
     report = settings.check(_read_json(args.file, "the conversation"))
     if args.json:
         print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
@@ -326,207 +297,44 @@ def cmd_roundtrip(args: argparse.Namespace) -> int:
     return 0 if report.lossless else EXIT_LOSSY
 
 
-@dataclass
-class BatchSummary:
-    """Counts over a JSONL run; reports are not kept, so memory stays flat however long it is."""
-
-    lossless: int = 0
-    lossy: int = 0
-    invalid: int = 0
-    # Per kind of loss: in how many conversations it occurs, and how often in all.
-    conversations: Counter[str] = field(default_factory=Counter)
-    occurrences: Counter[str] = field(default_factory=Counter)
-
-    @property
-    def checked(self) -> int:
-        return self.lossless + self.lossy + self.invalid
-
-    def add(self, report: RoundTripReport) -> None:
-        if report.lossless:
-            self.lossless += 1
-            return
-        self.lossy += 1
-        kinds = [loss.kind for loss in report.losses]
-        self.occurrences.update(kinds)
-        self.conversations.update(set(kinds))
-
-    def kinds(self) -> list[str]:
-        """Every kind in ``LOSS_KINDS`` order; a kind the list does not know yet comes last
-        rather than being dropped."""
-        extra = sorted(kind for kind in self.occurrences if kind not in LOSS_KINDS)
-        return list(LOSS_KINDS) + extra
-
-    def exit_code(self) -> int:
-        # An invalid line means the check is incomplete, which outranks any loss found.
-        if self.invalid:
-            return EXIT_USAGE
-        return EXIT_LOSSY if self.lossy else 0
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "conversations": self.checked,
-            "lossless": self.lossless,
-            "lossy": self.lossy,
-            "invalid": self.invalid,
-            "losses": {
-                kind: {"conversations": self.conversations[kind], "occurrences": self.occurrences[kind]}
-                for kind in self.kinds()
-            },
-        }
-
-    def table(self) -> str:
-        """The counts as text; only kinds that occur get a row (``to_dict`` lists them all)."""
-        found = [kind for kind in self.kinds() if self.occurrences[kind]]
-        width = max([len("kind of loss"), *(len(kind) for kind in found)])
-        lines = [
-            f"conversations: {self.checked}",
-            f"  lossless:    {self.lossless}",
-            f"  lossy:       {self.lossy}",
-            f"  invalid:     {self.invalid}",
-        ]
-        if found:
-            lines += ["", f"{'kind of loss':<{width}}  conversations  occurrences"]
-            lines += [f"{kind:<{width}}  {self.conversations[kind]:>13}  {self.occurrences[kind]:>11}" for kind in found]
-        return "\n".join(lines)
+# -- masks -----------------------------------------------------------------------------------
 
 
-class Progress:
-    """A one-line progress report on stderr, rewritten in place with ``\r``.
+def cmd_masks(args: argparse.Namespace) -> int:
+    from chatcodec.check.mask_job import MaskSettings, load_tokenizer
 
-    Redrawn at most every ``interval`` seconds so that a fast run is not slowed by the terminal.
-    """
-
-    def __init__(self, stream: IO[str], total_bytes: int | None, enabled: bool, interval: float = 0.1) -> None:
-        self.stream = stream
-        self.total = total_bytes
-        self.enabled = enabled
-        self.interval = interval
-        self._last_draw = float("-inf")
-        self._width = 0
-
-    def update(self, lines: int, done_bytes: int, *, force: bool = False) -> None:
-        if not self.enabled:
-            return
-        now = time.monotonic()
-        if not force and now - self._last_draw < self.interval:
-            return
-        self._last_draw = now
-        noun = "line" if lines == 1 else "lines"
-        self._draw(f"{lines} {noun}, {_size(done_bytes)}" + self._of_total(done_bytes))
-
-    def _of_total(self, done_bytes: int) -> str:
-        if not self.total:
-            return ""
-        return f" of {_size(self.total)} ({100 * done_bytes // self.total}%)"
-
-    def _draw(self, line: str) -> None:
-        # Pad over what the previous, possibly longer, line left behind.
-        self.stream.write("\r" + line.ljust(self._width))
-        self.stream.flush()
-        self._width = len(line)
-
-    def clear(self) -> None:
-        """Blank the line, so that a warning printed next starts at column 0."""
-        if self.enabled and self._width:
-            self.stream.write("\r" + " " * self._width + "\r")
-            self._width = 0
-            self._last_draw = float("-inf")  # redraw at the next update
-
-    def finish(self, lines: int, done_bytes: int) -> None:
-        if self.enabled:
-            self.update(lines, done_bytes, force=True)
-            self.stream.write("\n")
-            self.stream.flush()
-
-
-def _size(count: int) -> str:
-    if count < 1024:
-        return f"{count} B"
-    value = count / 1024
-    for unit in ("KB", "MB"):
-        if value < 1024:
-            return f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{value:.1f} GB"
-
-
-@contextmanager
-def _jsonl_source(path: str) -> Iterator[tuple[IO[bytes], int | None]]:
-    """The JSONL source as bytes, and its size when it is a regular file (for a percentage)."""
-    if path == "-":
-        yield sys.stdin.buffer, _regular_size(sys.stdin.buffer)
-        return
+    check_run_options(args)
+    codec = chatcodec.load(args.template, template_name=args.template_name)
+    _ = codec.family  # a template chatcodec cannot parse fails here, once, not on every line
     try:
-        handle = open(path, "rb")  # noqa: SIM115 - the with below closes it; this try is for opening only
-    except OSError as exc:
-        raise CliError(f"cannot read {path}: {exc.strerror}") from None
-    with handle:
-        yield handle, _regular_size(handle)
-
-
-def _regular_size(handle: IO[bytes]) -> int | None:
-    try:
-        info = os.fstat(handle.fileno())
-    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
-        return None  # not a real file (a pipe, a test's stand-in): no percentage
-    return info.st_size if stat.S_ISREG(info.st_mode) else None
-
-
-def _check_line(settings: RoundTripSettings, number: int, raw: bytes) -> RoundTripReport:
-    """Round-trip one JSONL line; ``CliError`` says why the line is invalid."""
-    try:
-        text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
-        data = json.loads(text)
-    except UnicodeDecodeError as exc:
-        raise CliError(f"not UTF-8 text (byte {exc.start})") from None
-    except json.JSONDecodeError as exc:
-        raise CliError(f"not valid JSON: {exc.msg} (column {exc.colno})") from None
-    except RecursionError:
-        raise CliError("not valid JSON: nested too deeply") from None
-    try:
-        return settings.check(data)
-    except ChatCodecError as exc:
-        raise CliError(str(exc)) from None
-    except RecursionError:
-        raise CliError("nested too deeply") from None
-    except UnicodeError as exc:
-        raise CliError(f"text that is not valid Unicode: {exc}") from None
-
-
-def _roundtrip_jsonl(settings: RoundTripSettings, args: argparse.Namespace) -> int:
-    enabled = args.progress if args.progress is not None else sys.stderr.isatty()
-    summary = BatchSummary()
-    with _jsonl_source(args.jsonl) as (handle, size):
-        progress = Progress(sys.stderr, size, enabled)
-        done = lines = 0
-        # Iterating a binary file reads it a buffer at a time and splits on b"\n" only: JSON text
-        # never holds a raw newline, and U+2028 and friends inside strings must not split a line.
-        for lines, raw in enumerate(handle, start=1):
-            done += len(raw)
-            if raw.strip():  # blank lines (a trailing one, say) are not conversations
-                _check_into(summary, settings, lines, raw, progress)
-            progress.update(lines, done)
-        progress.finish(lines, done)
-    print(json.dumps(summary.to_dict(), indent=2) if args.json else summary.table())
+        load_tokenizer(args.tokenizer)  # a bad tokenizer file fails here, not once per worker
+    except ImportError:
+        raise CliError("chatcodec masks needs the tokenizers package: pip install tokenizers") from None
+    except Exception as exc:  # the Rust extension raises plain Exception for every problem
+        raise CliError(f"cannot load the tokenizer {args.tokenizer}: {_one_line(str(exc))}") from None
+    settings = MaskSettings(
+        codec, args.tokenizer, _template_kwargs(args.set), args.end_token, args.template_think
+    )
+    # With the masks on stdout, the summary goes to stderr so that the two do not mix.
+    report_to = sys.stderr if args.out == "-" else sys.stdout
+    opened: AbstractContextManager[IO[str] | None]
+    if args.out is None:
+        opened = nullcontext(None)
+    elif args.out == "-":
+        opened = nullcontext(sys.stdout)
+    else:
+        opened = _output_file(args.out)
+    with opened as output:
+        summary = run_job(settings, args, output)
+    print(json.dumps(summary.to_dict(), indent=2) if args.json else summary.table(), file=report_to)
     return summary.exit_code()
 
 
-def _check_into(
-    summary: BatchSummary, settings: RoundTripSettings, number: int, raw: bytes, progress: Progress
-) -> None:
+def _output_file(path: str) -> AbstractContextManager[IO[str]]:
     try:
-        report = _check_line(settings, number, raw)
-    except CliError as exc:
-        summary.invalid += 1
-        progress.clear()
-        print(f"chatcodec: warning: line {number} is invalid: {exc}", file=sys.stderr)
-        return
-    except Exception:
-        # A bug, not bad input: let the traceback through, but say which line set it off.
-        progress.clear()
-        print(f"chatcodec: internal error while checking line {number}", file=sys.stderr)
-        raise
-    summary.add(report)
+        return open(path, "w", encoding="utf-8")
+    except OSError as exc:
+        raise CliError(f"--out: cannot write {path}: {exc.strerror}") from None
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
@@ -666,15 +474,39 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also check that each assistant message's prompt is a prefix of the conversation (prefix_changed)",
     )
-    p.add_argument("--jsonl", metavar="FILE", help="check every line of FILE (- for stdin), one conversation each")
-    p.add_argument(
-        "--progress",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="with --jsonl, show progress on stderr (default: when stderr is a terminal)",
+    add_run_options(
+        p,
+        "check every line of FILE (- for stdin, or a quoted glob), one conversation each (repeatable)",
     )
     p.add_argument("file", nargs="?", help="conversation JSON (default: stdin)")
     p.set_defaults(func=cmd_roundtrip)
+
+    p = sub.add_parser(
+        "masks",
+        help="token ids and assistant masks for every conversation of JSONL files",
+        description="Render each conversation (one per line), tokenize it, and write one JSON line "
+        '{"input_ids": [...], "assistant_masks": [...]} per valid conversation; 1 marks a token the '
+        "assistant wrote. Print counts: conversations, tokens, assistant tokens, invalid lines. "
+        "Invalid lines are counted (and listed with --failures), never written; exit 2 if any.",
+    )
+    _add_template_options(p)
+    p.add_argument("--tokenizer", required=True, metavar="FILE", help="the model's tokenizer.json")
+    p.add_argument("--out", metavar="FILE", help="write the masks there, one JSON line each (- for stdout)")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="template variable, JSON or else a string")
+    p.add_argument(
+        "--end-token",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="count the end token of each assistant turn as the assistant's (default: yes)",
+    )
+    p.add_argument(
+        "--template-think",
+        action="store_true",
+        help="count the empty think blocks the template writes into turns without reasoning as the assistant's",
+    )
+    p.add_argument("--json", action="store_true", help="print the counts as JSON")
+    add_run_options(p, "conversations, one per line (- for stdin, or a quoted glob; repeatable)", required=True)
+    p.set_defaults(func=cmd_masks)
 
     p = sub.add_parser(
         "inspect",
@@ -710,7 +542,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args))
-    except (CliError, ChatCodecError) as exc:
+    except (CliError, ChatCodecError, InvalidLine) as exc:
         print(f"chatcodec: error: {_one_line(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     except UnicodeEncodeError as exc:
