@@ -35,6 +35,8 @@ class LalrTable:
         lalr = self.lark.parser.parser.parser
         lalr.callbacks = {rule: _build_nothing for rule in lalr.callbacks}
         self.states: dict[int, dict[str, Any]] = lalr.parse_table.states
+        # Whether the input may end depends on the state stack alone: answered once per stack.
+        self.ends: dict[tuple[int, ...], bool] = {}
 
     @property
     def terminals(self) -> list[Any]:
@@ -48,16 +50,20 @@ class LalrTable:
         return out
 
     def parser(self) -> LalrParser:
-        return LalrParser(self.lark.parse_interactive(start=self.start))
+        return LalrParser(self.lark.parse_interactive(start=self.start), self.ends)
+
+
+ENDS_CACHE_SIZE = 4096  # stacks remembered per table; deep nesting makes many, so bounded
 
 
 class LalrParser:
     """Lark's interactive parser, fed one token at a time."""
 
-    __slots__ = ("_interactive",)
+    __slots__ = ("_interactive", "_ends")
 
-    def __init__(self, interactive: Any) -> None:
+    def __init__(self, interactive: Any, ends: dict[tuple[int, ...], bool] | None = None) -> None:
         self._interactive = interactive
+        self._ends = ends if ends is not None else {}
 
     @property
     def state(self) -> int:
@@ -87,6 +93,16 @@ class LalrParser:
 
     def accepts_end(self) -> bool:
         """Could the input end here?"""
+        stack = tuple(self._interactive.parser_state.state_stack)
+        known = self._ends.get(stack)
+        if known is not None:
+            return known
+        answer = self._try_end()
+        if len(self._ends) < ENDS_CACHE_SIZE:
+            self._ends[stack] = answer
+        return answer
+
+    def _try_end(self) -> bool:
         if "$END" not in self._interactive.choices():
             return False
         trial = self._interactive.copy(deepcopy_values=False)
