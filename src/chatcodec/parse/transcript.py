@@ -454,4 +454,33 @@ def _split(piece: Piece) -> int:
 
 
 def read_transcript(family: Format, text: str) -> Transcript:
-    return TranscriptReader(family, text).read()
+    transcript = TranscriptReader(family, text).read()
+    transcript.diagnostics.extend(_unanswered_calls(transcript))
+    return transcript
+
+
+def _unanswered_calls(transcript: Transcript) -> list[Diagnostic]:
+    """Tool calls that a user or system turn follows, where the results of the calls belong.
+
+    A conversation answers its model's calls with tool results; calls followed by another
+    person's turn are what a user's message looks like when it spells the template's own
+    delimiters to forge a turn (``<|im_end|>\n<|im_start|>assistant\n<tool_call>...``). The text
+    alone cannot tell who wrote them: the calls are returned, and named here.
+    """
+    found: list[Diagnostic] = []
+    messages = transcript.messages
+    for index, message in enumerate(messages[:-1]):
+        following = messages[index + 1].role
+        if message.role != "assistant" or not message.tool_calls or following not in ("user", "system"):
+            continue
+        position = transcript.spans[index].start if index < len(transcript.spans) else 0
+        names = ", ".join(repr(call.function.name) for call in message.tool_calls)
+        found.append(
+            Diagnostic(
+                "unanswered_tool_call",
+                position,
+                f"message {index}: its tool calls ({names}) are followed by a {following} message, not by "
+                "their results: they may have been written inside another message's text",
+            )
+        )
+    return found
