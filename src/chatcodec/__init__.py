@@ -13,6 +13,7 @@ from chatcodec.errors import (
     UnsupportedTemplateError,
 )
 from chatcodec.messages import FunctionCall, Message, Tool, ToolCall, parse_messages, parse_tools
+from chatcodec.render.isolated import render_isolated
 from chatcodec.render.sandbox import DEFAULT_LIMITS, RenderLimits, render_limits
 from chatcodec.resources import bundled_template_names
 
@@ -41,5 +42,6 @@ __all__ = [
     "load_from_tokenizer",
     "parse_messages",
     "parse_tools",
+    "render_isolated",
     "render_limits",
 ]
