@@ -78,7 +78,7 @@ def render_limits(limits: RenderLimits) -> Iterator[None]:
 
 def _max_value() -> int:
     active = _active.get()
-    return min(active[0], MAX_SIZE) if active is not None else MAX_SIZE
+    return active[0] if active is not None else MAX_SIZE
 
 
 def max_output() -> int:
@@ -143,7 +143,9 @@ def trusted_values(*values: Any) -> Iterator[None]:
     size = sum(_measure(value, known) for value in values)
     limits = _limits.get()
     token = _known_weights.set(known)
-    active = _active.set((limits.max_value + limits.per_input * size, limits.max_output + limits.per_input * size))
+    # The value limit is capped once here, not at each of the many checks of a render.
+    max_value = min(limits.max_value + limits.per_input * size, MAX_SIZE)
+    active = _active.set((max_value, limits.max_output + limits.per_input * size))
     try:
         yield
     finally:
@@ -288,6 +290,11 @@ class NoFileLoader(jinja2.BaseLoader):
         raise SecurityError(f"chat templates may not include, import or extend other files (asked for {template!r})")
 
 
+_DICT_ATTRIBUTES = frozenset(dir(dict))
+_SAFE_ATTRIBUTES: dict[tuple[type, str], bool] = {}
+_SAFE_ATTRIBUTES_SIZE = 4096  # attribute names come from templates: bounded all the same
+
+
 class ChatTemplateSandbox(ImmutableSandboxedEnvironment):
     """Jinja's immutable sandbox that refuses, rather than hides, what it blocks, and bounds sizes."""
 
@@ -313,6 +320,28 @@ class ChatTemplateSandbox(ImmutableSandboxedEnvironment):
 
     def unsafe_undefined(self, obj: Any, attribute: str) -> Any:
         raise SecurityError(f"access to attribute {attribute!r} of {type(obj).__name__!r} object is not allowed")
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        # ``message.role`` on a plain dict: Jinja tries the attribute first and falls back to the
+        # item through an AttributeError. A name that is no dict attribute can only be the item,
+        # so it is looked up directly (the same result, without raising and catching).
+        if type(obj) is dict and attribute not in _DICT_ATTRIBUTES:
+            try:
+                return obj[attribute]
+            except (TypeError, LookupError):
+                return self.undefined(obj=obj, name=attribute)
+        return super().getattr(obj, attribute)
+
+    def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
+        # Jinja's answer depends on the object's type and the name alone (which types are
+        # internal or known mutable, which names are private): asked once per pair.
+        key = (type(obj), attr)
+        known = _SAFE_ATTRIBUTES.get(key)
+        if known is None:
+            known = bool(super().is_safe_attribute(obj, attr, value))
+            if len(_SAFE_ATTRIBUTES) < _SAFE_ATTRIBUTES_SIZE:
+                _SAFE_ATTRIBUTES[key] = known
+        return known
 
     def call_binop(self, context: Any, operator_name: str, left: Any, right: Any) -> Any:
         if operator_name == "*":
