@@ -34,14 +34,23 @@ TEMPLATES = [
 ]
 
 
-# The one gap of the vLLM pair: when the prompt closed reasoning, vLLM skips the reasoning
-# parser and the tool parser, which never sees the prompt, starts at the top of the turn.
-_STRAY_CLOSE = "the output opens with a closing think tag after a prompt that closed reasoning: kept as text by the whole parse, read as a tag by the tool parser, which does not see the prompt"
-VLLM_GAPS = {"DeepSeek-V3.2-llamacpp": _STRAY_CLOSE}
-# SGLang's tool detector has no reasoning field, so it keeps think blocks as text by starting
-# after an empty one: formats whose turn start differs from that place read differently.
-_TURN_START = "the format writes a delimiter at the start of the turn that reads as text after an empty think block"
-SGLANG_GAPS = {"DeepSeek-V3.2-llamacpp": _STRAY_CLOSE, "Muse-Glimmer": _TURN_START, "Reka-Edge": _TURN_START}
+# The answer turn these templates write starts with think tags that are stray where they stand
+# (an empty block after the one the prompt opened; a closing tag after a prompt that closed
+# reasoning). Read after reasoning, the tags are text, and one newline after them is read as
+# the start of the call's tag; the whole parse keeps it in the content.
+_STRAY_BLOCK = "stray think tags before the call: one newline moves between the content and the call's tag"
+GAPS = {
+    name: _STRAY_BLOCK
+    for name in (
+        "DeepSeek-V3.2-llamacpp",
+        "NVIDIA-Nemotron-3-Nano-30B-A3B",
+        "NVIDIA-Nemotron-3-Nano-30B-A3B-llamacpp-first",
+        "NVIDIA-Nemotron-3-Nano-Omni",
+        "NVIDIA-Nemotron-3.5",
+    )
+}
+VLLM_GAPS = GAPS
+SGLANG_GAPS = GAPS
 
 
 def byte_level_tokenizer(path: Path, text: str) -> Any:

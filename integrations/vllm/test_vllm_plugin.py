@@ -168,3 +168,23 @@ def test_a_template_without_a_readable_format_fails_at_start_up() -> None:
             parser_class("qwen3")
     finally:
         tokenizer.chat_template = saved
+
+
+@pytest.mark.parametrize(
+    "template, options, completion",
+    [case for case in CASES if "tool_call" not in case[2] and "tool▁call" not in case[2]],
+)
+@pytest.mark.parametrize("group", [1, 1000])
+def test_with_the_reasoning_parser_alone_the_content_is_the_text_after_reasoning(
+    template: str, options: dict[str, object], completion: str, group: int
+) -> None:
+    """`--reasoning-parser chatcodec` without auto tool choice: nothing the hand-over adds for
+    a tool parser reaches the client."""
+    load_general_plugins()
+    prompt = prompt_ids(template, **options)
+    request = request_for(None, stream=True)
+    streamed = stream_through_vllm(template, completion, request, prompt, group=group, tool=False)
+    reasoning, content, _ = chatcodec_reading(template, completion, prompt, None)
+    assert (streamed.reasoning, streamed.content) == (reasoning, content)
+    whole = parse_through_vllm(template, completion, request_for(None), prompt, tool=False)
+    assert whole[:2] == (reasoning, content)

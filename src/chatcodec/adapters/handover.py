@@ -60,9 +60,8 @@ class ReasoningHalf:
     """The reasoning half for one output. ``prompt`` (the rendered prompt, or its tail) gives
     the starting state; without it, ``inside_reasoning`` says whether the prompt opened the
     block, and ``None`` reads the start as chatcodec does with no prompt.
-    ``resend_reasoning``: the delta that leaves reasoning hands all its text over, reasoning
-    included, for a tool half that reads and sends reasoning itself. ``mark_closed``: see
-    ``_handover`` (for a ``ToolHalf`` that reads think blocks, not one that keeps them as text).
+    ``resend_reasoning``: when a call opens inside the think block, the delta hands all its
+    text over, reasoning included, for a tool half that reads and sends reasoning itself.
     """
 
     def __init__(
@@ -72,11 +71,9 @@ class ReasoningHalf:
         *,
         inside_reasoning: bool | None = None,
         resend_reasoning: bool = False,
-        mark_closed: bool = False,
     ) -> None:
         self.codec = codec
         self.resend_reasoning = resend_reasoning
-        self.mark_closed = mark_closed
         self.format = codec.format
         self.prompt = prompt
         self.inside_reasoning = inside_reasoning
@@ -106,11 +103,12 @@ class ReasoningHalf:
         self.handed_over = True
         whole = "".join(self._fed)
         self._fed.clear()
-        if self.resend_reasoning:
-            # Everything not sent yet, this delta's reasoning included, goes to the tool half,
-            # which reads that reasoning again (vLLM keeps only one half's reasoning per delta).
-            return Split(rest=self._handover(whole, spans, self._emitted_upto))
         cut = _leaving_point(spans)
+        if self.resend_reasoning and self._reasoning_at(spans, cut) == "open":
+            # A call opened inside the think block: this delta's text goes to the tool half
+            # whole, its reasoning included, since the tool half will send reasoning of its own
+            # (what follows the call) and vLLM keeps one half's reasoning per delta.
+            return Split(rest=self._handover(whole, spans, self._emitted_upto))
         reasoning = "".join(
             whole[max(span.start, self._emitted_upto) : min(span.end, cut)]
             for span in spans
@@ -149,20 +147,12 @@ class ReasoningHalf:
         return events
 
     def _handover(self, text: str, spans: list[Span], start: int) -> str:
-        """``text[start:]``, behind what tells the tool half where reasoning stands there: the
-        opening tag when a call opened inside the think block (the tool half reads it from
-        inside); with ``mark_closed``, an empty think block when reasoning is over, so that a
-        think tag after it is read as text, as the whole output's parse reads it."""
+        """``text[start:]``; when reasoning is open there (a call opened inside the think
+        block), behind the opening tag, so the tool half reads it from inside."""
         rest = text[start:]
         syntax = self.format.reasoning
-        if not rest or syntax is None:
-            return rest
-        state = self._reasoning_at(spans, start)
-        opening = _whole_tag(syntax.open_spellings, syntax.open_tag)
-        if state == "open":
-            return opening + rest
-        if state == "closed" and self.mark_closed:
-            return opening + _whole_tag(syntax.close_spellings, syntax.close_tag) + rest
+        if rest and syntax is not None and self._reasoning_at(spans, start) == "open":
+            return _whole_tag(syntax.open_spellings, syntax.open_tag) + rest
         return rest
 
     def _reasoning_at(self, spans: list[Span], cut: int) -> str:
@@ -219,7 +209,9 @@ class ToolHalf:
 
     def feed(self, text: str) -> list[Event]:
         if self._stream is None:
-            self._stream = self._new_stream()
+            if not text:
+                return []  # the first text says where parsing starts
+            self._stream = self._new_stream(text)
         return self._note(self._stream.feed(text))
 
     def finish(self) -> list[Event]:
@@ -235,15 +227,17 @@ class ToolHalf:
         calls = list(self._stream.message.tool_calls or []) if self._stream is not None else []
         return events, calls
 
-    def _new_stream(self) -> StreamParser:
+    def _new_stream(self, first_text: str) -> StreamParser:
         syntax = self.format.reasoning
-        prefill = None
-        if syntax is not None and self.think_blocks_as_text:
-            # After an empty think block, a think tag is text: blocks stay in the content.
-            prefill = _whole_tag(syntax.open_spellings, syntax.open_tag) + _whole_tag(
-                syntax.close_spellings, syntax.close_tag
-            )
-        return self.codec.stream(tools=self.tools, reasoning=False, prefill=prefill)
+        # A text the reasoning half hands over from inside a think block starts with its tag:
+        # read with the reasoning tags. Any other text comes after reasoning (or has no reasoning
+        # parser before it): there a think tag is text, as the whole output's parse reads it.
+        inside = (
+            syntax is not None
+            and not self.think_blocks_as_text
+            and first_text.startswith(_whole_tag(syntax.open_spellings, syntax.open_tag))
+        )
+        return self.codec.stream(tools=self.tools, reasoning=False, think_tags_as_text=not inside)
 
     def _note(self, events: list[Event]) -> list[Event]:
         self.diagnostics.extend(event for event in events if isinstance(event, Diagnostic))

@@ -203,7 +203,7 @@ class ChatcodecReasoningParser(ReasoningParser):  # type: ignore[misc]
 
     def extract_reasoning(self, model_output: str, request: Any) -> tuple[str | None, str | None]:
         """The reasoning, and the text after it for the tool half (``None`` when empty)."""
-        self._half = ReasoningHalf(self.codec, self._prompt, mark_closed=True)
+        self._half = ReasoningHalf(self.codec, self._prompt)
         reasoning, rest = self._half.split(model_output)
         return reasoning or None, rest or None
 
@@ -217,7 +217,7 @@ class ChatcodecReasoningParser(ReasoningParser):  # type: ignore[misc]
         delta_token_ids: Sequence[int],
     ) -> DeltaMessage | None:
         if self._half is None:
-            self._half = ReasoningHalf(self.codec, self._prompt, resend_reasoning=True, mark_closed=True)
+            self._half = ReasoningHalf(self.codec, self._prompt, resend_reasoning=True)
         split = self._half.feed(delta_text)
         if not (split.reasoning or split.rest):
             return None
