@@ -180,3 +180,26 @@ def test_console_entry_point_as_a_subprocess(tmp_path: Path) -> None:
     assert failed.stderr.decode() == (
         "chatcodec: error: the conversation is not valid JSON: Expecting ',' delimiter at line 1 column 17\n"
     )
+
+
+def test_render_in_a_child_process_with_a_deadline(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    conversation = tmp_path / "c.json"
+    conversation.write_text(json.dumps(MESSAGES[:2]))
+    code, out, _ = run(capsys, "render", "-t", "qwen3", "--timeout", "5", str(conversation))
+    assert code == 0 and out == chatcodec.load("qwen3").render(MESSAGES[:2])
+    slow = tmp_path / "slow.jinja"
+    slow.write_text("{% for a in range(100000) %}{% for b in range(100000) %}{% endfor %}{% endfor %}")
+    code, out, err = run(capsys, "render", "-t", str(slow), "--timeout", "0.5", str(conversation))
+    assert (code, out) == (2, "")
+    assert err == "chatcodec: error: slow: rendering took longer than the 0.5 s time limit\n"
+
+
+@pytest.mark.parametrize("option, value", [("--timeout", "0"), ("--timeout", "soon"), ("--memory-mb", "-5")])
+def test_isolation_limits_must_be_positive(capsys: pytest.CaptureFixture[str], option: str, value: str) -> None:
+    with pytest.raises(SystemExit) as exited:  # argparse's own usage errors exit from inside
+        main(["render", "-t", "qwen3", option, value])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"argument {option}:" in err

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import IO, Any, NoReturn
 
 import chatcodec
+from chatcodec.render.isolated import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
 from chatcodec.check.batch import EXIT_LOSSY, BatchSummary, RoundTripSettings, conversation_parts
 from chatcodec.check.jsonl import InvalidLine
 from chatcodec.check.roundtrip import LOSS_KINDS
@@ -97,6 +98,26 @@ def cmd_templates(args: argparse.Namespace) -> int:
     return 0
 
 
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0: {text!r}")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0: {text!r}")
+    return value
+
+
 def cmd_render(args: argparse.Namespace) -> int:
     codec = chatcodec.load(args.template, template_name=args.template_name)
     template_kwargs = _template_kwargs(args.set)
@@ -105,7 +126,18 @@ def cmd_render(args: argparse.Namespace) -> int:
         tools = _read_json(args.tools, "the tools file")
         if isinstance(tools, dict) and "tools" in tools:
             tools = tools["tools"]
-    text = codec.render(messages, tools=tools, add_generation_prompt=args.add_generation_prompt, **template_kwargs)
+    if args.timeout is not None or args.memory_mb is not None:
+        text = chatcodec.render_isolated(
+            codec,
+            messages,
+            tools,
+            args.add_generation_prompt,
+            timeout=args.timeout if args.timeout is not None else DEFAULT_TIMEOUT,
+            memory_mb=args.memory_mb if args.memory_mb is not None else DEFAULT_MEMORY_MB,
+            **template_kwargs,
+        )
+    else:
+        text = codec.render(messages, tools=tools, add_generation_prompt=args.add_generation_prompt, **template_kwargs)
     # The text exactly as rendered; a terminal gets a final newline so the prompt starts on its own line.
     sys.stdout.write(text)
     if sys.stdout.isatty() and not text.endswith("\n"):
@@ -412,6 +444,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--add-generation-prompt", action="store_true", help="end with the assistant header")
     p.add_argument(
         "--set", action="append", metavar="KEY=VALUE", help="template variable, JSON or else a string (repeatable)"
+    )
+    p.add_argument(
+        "--timeout",
+        type=_positive_float,
+        metavar="SECONDS",
+        help=f"render in a child process killed after SECONDS (default with --memory-mb: {DEFAULT_TIMEOUT:g})",
+    )
+    p.add_argument(
+        "--memory-mb",
+        type=_positive_int,
+        metavar="MB",
+        help=f"render in a child process that may grow by MB megabytes (default with --timeout: {DEFAULT_MEMORY_MB})",
     )
     p.add_argument("file", nargs="?", help="conversation JSON (default: stdin)")
     p.set_defaults(func=cmd_render)
