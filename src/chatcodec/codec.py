@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 import warnings
@@ -59,7 +58,6 @@ class Codec:
         self._clock = clock
         self._needs = template_needs(template.source)
         self._format: Format | None = format_named(family) if family else None
-        self._without_reasoning: Format | None = None
 
     @property
     def format(self) -> Format:
@@ -98,7 +96,6 @@ class Codec:
         strict: bool = False,
         reasoning: bool | None = None,
         prefill: str | None = None,
-        think_tags_as_text: bool = False,
     ) -> StreamParser:
         """A sans-I/O parser for one completion: ``feed(text) -> events``, ``close() -> events``.
 
@@ -110,10 +107,8 @@ class Codec:
         ``prefill``: the assistant turn's text already written, instead of a prompt (what
         another parser read before handing over, say ``<think></think>``): parsing goes on in
         the state it leaves, and none of it is part of the completion.
-        ``think_tags_as_text``: read the format's reasoning tags as plain text, for text that
-        comes after reasoning is over (what a reasoning parser hands on, say).
         """
-        family = self._format_without_reasoning() if think_tags_as_text else self.family
+        family = self.family
         if prefill is not None and prompt is not None:
             raise ValueError("give a prompt or a prefill, not both")
         if prefill is None:
@@ -131,14 +126,6 @@ class Codec:
         return StreamParser(
             family, prefill=prefill, tools=_tool_names(tools), schemas=_tool_schemas(tools), strict=strict, start=start
         )
-
-    def _format_without_reasoning(self) -> Format:
-        found = self.format
-        if found.reasoning is None:
-            return found
-        if self._without_reasoning is None:
-            self._without_reasoning = dataclasses.replace(found, reasoning=None, unprompted=False)
-        return self._without_reasoning
 
     def prompt_state(self, prompt: str) -> PromptState:
         """Where ``prompt`` leaves the assistant's turn, which is where a completion's parse

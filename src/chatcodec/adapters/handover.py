@@ -30,6 +30,9 @@ from chatcodec.render.loading import tokenizer_special_tokens
 TEMPLATE_VARIABLE = "CHATCODEC_TEMPLATE"
 FAMILY_VARIABLE = "CHATCODEC_FAMILY"
 REASONING_DELIMITERS = frozenset({"THINK_OPEN", "THINK_CLOSE"})
+# What some framings write between the assistant header and the answer (Reka's space): the
+# turn's, not the answer's, so it is not handed on to be read again after reasoning.
+TURN_START_DELIMITERS = frozenset({"LEAD"})
 
 
 def codec_for(tokenizer: Any) -> Codec:
@@ -92,14 +95,21 @@ class ReasoningHalf:
         self._fed.append(text)
         events = self._note(stream.feed(text))
         spans = stream.spans
-        # Text the parser holds back (the start of a possible ``<think>``) has not left
-        # reasoning yet, whatever state the parser shows meanwhile.
-        left = (stream.state not in ("reasoning", "undecided") and bool(spans)) or any(
-            not isinstance(event, ReasoningDelta | Diagnostic) for event in events
+        state = stream.state
+        # A call has begun (its text may all be held until it closes), or something else was
+        # read; text the parser merely holds back (the start of a possible ``<think>``) has not
+        # left reasoning yet, whatever state the parser shows meanwhile.
+        left = (
+            state == "tool_call"
+            or (state not in ("reasoning", "undecided") and bool(spans))
+            or any(not isinstance(event, ReasoningDelta | Diagnostic) for event in events)
         )
         if not left:
             self._emitted_upto = spans[-1].end if spans else 0
             return Split(reasoning="".join(event.text for event in events if isinstance(event, ReasoningDelta)))
+        return self._hand_over(spans)
+
+    def _hand_over(self, spans: list[Span]) -> Split:
         self.handed_over = True
         whole = "".join(self._fed)
         self._fed.clear()
@@ -117,8 +127,10 @@ class ReasoningHalf:
         return Split(reasoning=reasoning, rest=self._handover(whole, spans, cut))
 
     def finish(self) -> tuple[str, str]:
-        """The output ended while still in reasoning (or nothing was read): the reasoning and
-        content the parser held back. Nothing is left after the hand-over."""
+        """The output ended before leaving reasoning (or with only held-back text read): the
+        reasoning and the content the parser held back, read from the prompt's state as the
+        whole output's parse reads them. (A call cannot be among them: a call's start hands
+        the text over.) Nothing is left after the hand-over."""
         if self.handed_over or self._stream is None:
             return "", ""
         stream, self._stream = self._stream, None
@@ -179,12 +191,13 @@ def _whole_tag(spellings: Sequence[str], tag: str) -> str:
 
 
 def _leaving_point(spans: list[Span]) -> int:
-    """Where the text leaves reasoning: the start of its first span that is neither reasoning
-    nor a think tag; or, when none is written yet (a call's opening tag is a span only once the
-    call is read), the end of the last reasoning span or tag (0 when there is none)."""
+    """Where the text leaves reasoning: the start of its first span that is neither reasoning,
+    a think tag nor the delimiter some formats write at the very start of the turn; or, when
+    none is written yet (a call's opening tag is a span only once the call is read), the end of
+    the last of those (0 when there is none)."""
     last_reasoning_end = 0
     for span in spans:
-        if span.kind == "reasoning" or span.name in REASONING_DELIMITERS:
+        if span.kind == "reasoning" or span.name in REASONING_DELIMITERS or span.name in TURN_START_DELIMITERS:
             last_reasoning_end = span.end
         else:
             return span.start
@@ -229,15 +242,17 @@ class ToolHalf:
 
     def _new_stream(self, first_text: str) -> StreamParser:
         syntax = self.format.reasoning
-        # A text the reasoning half hands over from inside a think block starts with its tag:
-        # read with the reasoning tags. Any other text comes after reasoning (or has no reasoning
-        # parser before it): there a think tag is text, as the whole output's parse reads it.
-        inside = (
-            syntax is not None
-            and not self.think_blocks_as_text
-            and first_text.startswith(_whole_tag(syntax.open_spellings, syntax.open_tag))
-        )
-        return self.codec.stream(tools=self.tools, reasoning=False, think_tags_as_text=not inside)
+        if syntax is None:
+            return self.codec.stream(tools=self.tools, reasoning=False)
+        opening = _whole_tag(syntax.open_spellings, syntax.open_tag)
+        if not self.think_blocks_as_text and first_text.startswith(opening):
+            # Handed over from inside a think block (behind its tag): read from the turn's start.
+            return self.codec.stream(tools=self.tools, reasoning=False)
+        # Anything else comes after reasoning (handed over after the block closed, or after a
+        # prompt that closed it), or has no reasoning parser before it: an empty think block
+        # puts the parser there, where a think tag is text, as in the whole output's parse.
+        closed = opening + _whole_tag(syntax.close_spellings, syntax.close_tag)
+        return self.codec.stream(tools=self.tools, reasoning=False, prefill=closed)
 
     def _note(self, events: list[Event]) -> list[Event]:
         self.diagnostics.extend(event for event in events if isinstance(event, Diagnostic))
