@@ -16,6 +16,7 @@ tags, rather than being lost.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from sglang.srt.function_call.base_format_detector import BaseFormatDetector
@@ -26,6 +27,7 @@ from sglang.srt.parser.reasoning_parser import StreamingParseResult as Reasoning
 from chatcodec.adapters.handover import ReasoningHalf, ToolHalf, codec_for
 from chatcodec.adapters.openai import ChunkAdapter
 from chatcodec.codec import Codec
+from chatcodec.errors import ChatCodecError
 from chatcodec.events import ContentDelta, Event
 
 
@@ -42,6 +44,16 @@ def _tool_definitions(tools: Any) -> list[Any]:
         if function is not None:
             definitions.append(tool.model_dump(exclude_none=True))
     return definitions
+
+
+@lru_cache(maxsize=32)
+def _opening_prompt(codec: Codec) -> str | None:
+    """The template's generation prompt, if it opens reasoning (else ``None``)."""
+    try:
+        prompt = codec.render([{"role": "user", "content": "?"}], add_generation_prompt=True, on_special_tokens="ignore")
+    except ChatCodecError:
+        return None
+    return prompt if codec.prompt_state(prompt).state == "reasoning" else None
 
 
 class ChatcodecDetector(BaseFormatDetector):  # type: ignore[misc]
@@ -126,11 +138,20 @@ class ChatcodecReasoningDetector(BaseReasoningFormatDetector):  # type: ignore[m
         )
         self.codec = codec
         self._force = force_reasoning
-        self._half = ReasoningHalf(codec, inside_reasoning=force_reasoning)
+        # SGLang says the prompt opened reasoning but not how: the template's own generation
+        # prompt says with which spelling (``<think>`` or ``<think>\n``), so the first newline
+        # of the output goes where the whole parse puts it.
+        self._prompt = _opening_prompt(codec) if force_reasoning else None
+        self._half = self._new_half()
         self._held_reasoning: list[str] = []  # with stream_reasoning=False, sent at the end
 
+    def _new_half(self) -> ReasoningHalf:
+        if self._prompt is not None:
+            return ReasoningHalf(self.codec, self._prompt)
+        return ReasoningHalf(self.codec, inside_reasoning=self._force)
+
     def detect_and_parse(self, text: str) -> ReasoningResult:
-        reasoning, rest = ReasoningHalf(self.codec, inside_reasoning=self._force).split(text)
+        reasoning, rest = self._new_half().split(text)
         return ReasoningResult(normal_text=rest, reasoning_text=reasoning)
 
     def parse_streaming_increment(self, new_text: str) -> ReasoningResult:
