@@ -107,24 +107,26 @@ class ReasoningHalf:
         if not left:
             self._emitted_upto = spans[-1].end if spans else 0
             return Split(reasoning="".join(event.text for event in events if isinstance(event, ReasoningDelta)))
-        return self._hand_over(spans)
+        return self._hand_over(spans, ended=state == "ended")
 
-    def _hand_over(self, spans: list[Span]) -> Split:
+    def _hand_over(self, spans: list[Span], *, ended: bool) -> Split:
         self.handed_over = True
         whole = "".join(self._fed)
         self._fed.clear()
         cut = _leaving_point(spans)
-        if self.resend_reasoning and self._reasoning_at(spans, cut) == "open":
+        # Reasoning left open goes on after what interrupted it (a call), unless the output ended.
+        into_call = not (ended or self._ends_at(spans, cut))
+        if self.resend_reasoning and into_call and self._reasoning_at(spans, cut) == "open":
             # A call opened inside the think block: this delta's text goes to the tool half
             # whole, its reasoning included, since the tool half will send reasoning of its own
             # (what follows the call) and vLLM keeps one half's reasoning per delta.
-            return Split(rest=self._handover(whole, spans, self._emitted_upto))
+            return Split(rest=self._handover(whole, spans, self._emitted_upto, into_call))
         reasoning = "".join(
             whole[max(span.start, self._emitted_upto) : min(span.end, cut)]
             for span in spans
             if span.kind == "reasoning" and span.end > self._emitted_upto and span.start < cut
         )
-        return Split(reasoning=reasoning, rest=self._handover(whole, spans, cut))
+        return Split(reasoning=reasoning, rest=self._handover(whole, spans, cut, into_call))
 
     def finish(self) -> tuple[str, str]:
         """The output ended before leaving reasoning (or with only held-back text read): the
@@ -145,7 +147,8 @@ class ReasoningHalf:
         stream = self._new_stream()
         self._note(stream.feed(output) + stream.close())
         spans = stream.spans
-        return stream.message.reasoning_content or "", self._handover(output, spans, _leaving_point(spans))
+        cut = _leaving_point(spans)
+        return stream.message.reasoning_content or "", self._handover(output, spans, cut, not self._ends_at(spans, cut))
 
     def _new_stream(self) -> StreamParser:
         if self.prompt is not None:
@@ -158,14 +161,21 @@ class ReasoningHalf:
         self.diagnostics.extend(event for event in events if isinstance(event, Diagnostic))
         return events
 
-    def _handover(self, text: str, spans: list[Span], start: int) -> str:
-        """``text[start:]``; when reasoning is open there (a call opened inside the think
-        block), behind the opening tag, so the tool half reads it from inside."""
+    def _handover(self, text: str, spans: list[Span], start: int, into_call: bool) -> str:
+        """``text[start:]``; when a call opened inside the think block, behind the opening tag,
+        so the tool half reads it, and the reasoning after it, from inside."""
         rest = text[start:]
         syntax = self.format.reasoning
-        if rest and syntax is not None and self._reasoning_at(spans, start) == "open":
+        if rest and into_call and syntax is not None and self._reasoning_at(spans, start) == "open":
             return _whole_tag(syntax.open_spellings, syntax.open_tag) + rest
         return rest
+
+    def _ends_at(self, spans: list[Span], cut: int) -> bool:
+        """Does the text leave reasoning at ``cut`` by ending (the turn's end token)?"""
+        for span in spans:
+            if span.start >= cut:
+                return span.name in self.format.end
+        return False
 
     def _reasoning_at(self, spans: list[Span], cut: int) -> str:
         """``open``, ``closed`` or ``none`` (nothing opened a think block yet) at ``cut``."""
