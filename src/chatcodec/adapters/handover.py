@@ -30,9 +30,6 @@ from chatcodec.render.loading import tokenizer_special_tokens
 TEMPLATE_VARIABLE = "CHATCODEC_TEMPLATE"
 FAMILY_VARIABLE = "CHATCODEC_FAMILY"
 REASONING_DELIMITERS = frozenset({"THINK_OPEN", "THINK_CLOSE"})
-# What some framings write between the assistant header and the answer (Reka's space): the
-# turn's, not the answer's, so it is not handed on to be read again after reasoning.
-TURN_START_DELIMITERS = frozenset({"LEAD"})
 
 
 def codec_for(tokenizer: Any) -> Codec:
@@ -77,6 +74,7 @@ class ReasoningHalf:
     ) -> None:
         self.codec = codec
         self.resend_reasoning = resend_reasoning
+        self._lead = codec.format.framing.lead_terminal
         self.format = codec.format
         self.prompt = prompt
         self.inside_reasoning = inside_reasoning
@@ -113,7 +111,7 @@ class ReasoningHalf:
         self.handed_over = True
         whole = "".join(self._fed)
         self._fed.clear()
-        cut = _leaving_point(spans)
+        cut = _leaving_point(spans, self._lead)
         # Reasoning left open goes on after what interrupted it (a call), unless the output ended.
         into_call = not (ended or self._ends_at(spans, cut))
         if self.resend_reasoning and into_call and self._reasoning_at(spans, cut) == "open":
@@ -147,7 +145,7 @@ class ReasoningHalf:
         stream = self._new_stream()
         self._note(stream.feed(output) + stream.close())
         spans = stream.spans
-        cut = _leaving_point(spans)
+        cut = _leaving_point(spans, self._lead)
         return stream.message.reasoning_content or "", self._handover(output, spans, cut, not self._ends_at(spans, cut))
 
     def _new_stream(self) -> StreamParser:
@@ -200,14 +198,16 @@ def _whole_tag(spellings: Sequence[str], tag: str) -> str:
     return max((spelling for spelling in spellings if spelling.startswith(tag)), key=len, default=tag)
 
 
-def _leaving_point(spans: list[Span]) -> int:
+def _leaving_point(spans: list[Span], lead: str | None) -> int:
     """Where the text leaves reasoning: the start of its first span that is neither reasoning,
-    a think tag nor the delimiter some formats write at the very start of the turn; or, when
+    a think tag nor the delimiter some framings write between the assistant header and the
+    answer (``lead``: Reka's space, GLM's newline), which is the turn's, not the answer's, and
+    is not handed on to be read again; or, when
     none is written yet (a call's opening tag is a span only once the call is read), the end of
     the last of those (0 when there is none)."""
     last_reasoning_end = 0
     for span in spans:
-        if span.kind == "reasoning" or span.name in REASONING_DELIMITERS or span.name in TURN_START_DELIMITERS:
+        if span.kind == "reasoning" or span.name in REASONING_DELIMITERS or (lead is not None and span.name == lead):
             last_reasoning_end = span.end
         else:
             return span.start
