@@ -17,6 +17,7 @@ from servers import (
     stream_through_vllm,
     tokenizer_for,
 )
+from vllm.parser.parser_manager import ParserManager
 from vllm.plugins import load_general_plugins
 from vllm.reasoning import ReasoningParserManager
 from vllm.tool_parsers import ToolParserManager
@@ -188,3 +189,23 @@ def test_with_the_reasoning_parser_alone_the_content_is_the_text_after_reasoning
     assert (streamed.reasoning, streamed.content) == (reasoning, content)
     whole = parse_through_vllm(template, completion, request_for(None), prompt, tool=False)
     assert whole[:2] == (reasoning, content)
+
+
+def test_a_tokenizer_without_a_template_is_matched_by_its_turn_markers() -> None:
+    """Test tokenizers and some conversions carry no chat template: the bundled template whose
+    turn marker the vocabulary holds is used (and a vocabulary with none is a clear error)."""
+    load_general_plugins()
+    from tiny_tokenizer import tiny_tokenizer
+
+    tokenizer = tiny_tokenizer("deepseek", markers=["<｜Assistant｜>", "<｜User｜>"], eos_token="<｜end▁of▁sentence｜>")
+    tokenizer.chat_template = None
+    cls = ParserManager.get_parser(
+        tool_parser_name="chatcodec", reasoning_parser_name="chatcodec", enable_auto_tools=True, tokenizer=tokenizer
+    )
+    assert cls(tokenizer, None).reasoning_parser.codec.name == "deepseek"
+    bare = tiny_tokenizer("qwen3", markers=[], eos_token="</s>")
+    bare.chat_template = None
+    with pytest.raises(TypeError, match="--tool-call-parser chatcodec"):
+        ParserManager.get_parser(
+            tool_parser_name="chatcodec", reasoning_parser_name="chatcodec", enable_auto_tools=True, tokenizer=bare
+        )

@@ -14,6 +14,7 @@ only translate these results into their own types.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,31 +22,63 @@ from functools import lru_cache
 from typing import Any
 
 from chatcodec.codec import Codec, load, load_from_tokenizer
+from chatcodec.errors import TemplateNotFoundError
 from chatcodec.events import ContentDelta, Diagnostic, Event, ReasoningDelta
 from chatcodec.messages import ToolCall
 from chatcodec.parse.spans import Span
 from chatcodec.parse.stream import StreamParser
 from chatcodec.render.loading import tokenizer_special_tokens
 
+logger = logging.getLogger("chatcodec")
+
 TEMPLATE_VARIABLE = "CHATCODEC_TEMPLATE"
 FAMILY_VARIABLE = "CHATCODEC_FAMILY"
 REASONING_DELIMITERS = frozenset({"THINK_OPEN", "THINK_CLOSE"})
 
 
+# Tokenizers that carry no chat template (test tokenizers, some conversions) are matched to a
+# bundled template by a turn marker their vocabulary holds as one token.
+BUNDLED_BY_MARKER = (("<|im_start|>", "qwen3"), ("<｜Assistant｜>", "deepseek"), ("<|start_header_id|>", "llama3_hermes"))
+_WARNED: set[str] = set()
+
+
 def codec_for(tokenizer: Any) -> Codec:
     """The codec for a server's tokenizer: its own chat template, or the one named by
     ``CHATCODEC_TEMPLATE`` (a bundled name, a ``.jinja`` file, a model folder) for servers
-    started with another template; ``CHATCODEC_FAMILY`` names the format if needed."""
+    started with another template; ``CHATCODEC_FAMILY`` names the format if needed. A tokenizer
+    with no chat template gets the bundled template whose turn marker is in its vocabulary."""
     family = os.environ.get(FAMILY_VARIABLE) or None
     override = os.environ.get(TEMPLATE_VARIABLE)
     if override:
         return _load_override(override, tuple(sorted(tokenizer_special_tokens(tokenizer).items())), family)
-    return load_from_tokenizer(tokenizer, family=family)
+    try:
+        return load_from_tokenizer(tokenizer, family=family)
+    except TemplateNotFoundError as missing:
+        bundled = _bundled_for_vocabulary(tokenizer)
+        if bundled is None:
+            raise TemplateNotFoundError(
+                f"{missing}; set {TEMPLATE_VARIABLE} to the template the server renders with"
+            ) from None
+        if bundled not in _WARNED:
+            _WARNED.add(bundled)
+            logger.warning("the tokenizer has no chat template: parsing with the bundled %r template", bundled)
+        return _load_override(bundled, (), family)
+
+
+def _bundled_for_vocabulary(tokenizer: Any) -> str | None:
+    try:
+        vocabulary = tokenizer.get_vocab()
+    except Exception:  # a tokenizer without a vocabulary to ask: nothing to match
+        return None
+    for marker, name in BUNDLED_BY_MARKER:
+        if marker in vocabulary:
+            return name
+    return None
 
 
 @lru_cache(maxsize=8)
 def _load_override(name: str, special_tokens: tuple[tuple[str, str], ...], family: str | None) -> Codec:
-    return load(name, special_tokens=dict(special_tokens), family=family)
+    return load(name, special_tokens=dict(special_tokens) or None, family=family)
 
 
 @dataclass
