@@ -120,3 +120,24 @@ def test_hand_checked_call_inside_reasoning() -> None:
     assert streamed.reasoning == "R1"
     assert [(c["name"], c["arguments"]) for c in streamed.calls.values()] == [("get_weather", '{"city": "Paris"}')]
     assert streamed.content == "<think>\n" + "\nR2\n</think>\n\nC"
+
+
+def test_without_a_tokenizer_the_first_tag_picks_the_format() -> None:
+    """SGLang's server passes its tokenizer; code that builds the parsers without one gets the
+    bundled template the output's first tag belongs to."""
+    load_plugins()
+    completion = (
+        "hm</think>Sure<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>"
+        '{"city": "Paris"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>'
+    )
+    reasoning_parser = ReasoningParser("chatcodec", True, True, None)
+    tool_parser = FunctionCallParser(TOOLS, "chatcodec")
+    reasoning, content, calls = "", "", []
+    for start in range(0, len(completion), 3):
+        thought, normal = reasoning_parser.parse_stream_chunk(completion[start : start + 3])
+        text, found = tool_parser.parse_stream_chunk(normal or "")
+        reasoning, content, calls = reasoning + (thought or ""), content + text, calls + list(found)
+    text, found = tool_parser.parse_stream_end()
+    assert (reasoning, content + text) == ("hm", "Sure")
+    assert [call.name for call in calls + list(found) if call.name] == ["get_weather"]
+    assert "".join(call.parameters for call in calls + list(found)) == '{"city": "Paris"}'

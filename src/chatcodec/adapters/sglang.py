@@ -16,6 +16,7 @@ tags, rather than being lost.
 
 from __future__ import annotations
 
+import os
 from functools import lru_cache
 from typing import Any
 
@@ -24,17 +25,32 @@ from sglang.srt.function_call.core_types import StreamingParseResult, ToolCallIt
 from sglang.srt.parser.reasoning_parser import BaseReasoningFormatDetector
 from sglang.srt.parser.reasoning_parser import StreamingParseResult as ReasoningResult
 
-from chatcodec.adapters.handover import ReasoningHalf, ToolHalf, codec_for
+from chatcodec.adapters.handover import TEMPLATE_VARIABLE, ReasoningHalf, ToolHalf, codec_for
 from chatcodec.adapters.openai import ChunkAdapter
-from chatcodec.codec import Codec
+from chatcodec.codec import Codec, load
 from chatcodec.errors import ChatCodecError
 from chatcodec.events import ContentDelta, Event
 
 
-def _codec(tokenizer: Any) -> Codec:
-    if tokenizer is None:
-        raise ValueError("the chatcodec parsers read the tokenizer's chat template: SGLang gave no tokenizer")
-    return codec_for(tokenizer)
+# SGLang's server hands its parsers the tokenizer. Code that builds them without one (test
+# harnesses) gets the template named by CHATCODEC_TEMPLATE or, failing that, a bundled one:
+# for the tool detector, the one the output's first tag belongs to (DeepSeek's tags start with
+# a full-width bar; Qwen3's and Hermes' are <tool_call>), for the reasoning detector qwen3's
+# <think> tags.
+def _codec(tokenizer: Any) -> Codec | None:
+    if tokenizer is not None:
+        return codec_for(tokenizer)
+    override = os.environ.get(TEMPLATE_VARIABLE)
+    return _bundled(override) if override else None
+
+
+@lru_cache(maxsize=8)
+def _bundled(name: str) -> Codec:
+    return load(name)
+
+
+def _for_tag(tag_start: str) -> Codec:
+    return _bundled("deepseek" if tag_start.startswith("<｜") else "qwen3")
 
 
 def _tool_definitions(tools: Any) -> list[Any]:
@@ -62,9 +78,11 @@ class ChatcodecDetector(BaseFormatDetector):  # type: ignore[misc]
     def __init__(self, tokenizer: Any = None) -> None:
         super().__init__()
         self.codec = _codec(tokenizer)
-        self.format = self.codec.format  # a template chatcodec cannot read fails here, by name
+        if self.codec is not None:
+            self.codec.format  # a template chatcodec cannot read fails here, by name
         self._half: ToolHalf | None = None
         self._chunks = ChunkAdapter("sglang")
+        self._before_tag = ""  # with no template yet: text up to a tag that says which
 
     def supports_structural_tag(self) -> bool:
         return False  # "required" goes through SGLang's JSON-array path
@@ -77,13 +95,27 @@ class ChatcodecDetector(BaseFormatDetector):  # type: ignore[misc]
         return self._read_whole(text, tools)
 
     def parse_streaming_increment(self, new_text: str, tools: Any) -> StreamingParseResult:
+        head = ""
         if self._half is None:
+            if self.codec is None:
+                text = self._before_tag + new_text
+                at = text.find("<")
+                if at < 0 or at + 1 >= len(text):
+                    # No tag yet: the text up to a possible one is content in every format.
+                    sent = text if at < 0 else text[:at]
+                    self._before_tag = text[len(sent) :]
+                    return StreamingParseResult(normal_text=sent)
+                self.codec = _for_tag(text[at:])
+                head, new_text, self._before_tag = text[:at], text[at:], ""
             self._half = self._new_half(tools)
-        return self._result(self._half.feed(new_text))
+        result = self._result(self._half.feed(new_text))
+        result.normal_text = head + result.normal_text
+        return result
 
     def finish(self, tools: Any) -> StreamingParseResult:
         if self._half is None:
-            return StreamingParseResult()
+            held, self._before_tag = self._before_tag, ""
+            return StreamingParseResult(normal_text=held)
         half, self._half = self._half, None
         return self._result(half.finish())
 
@@ -91,11 +123,13 @@ class ChatcodecDetector(BaseFormatDetector):  # type: ignore[misc]
         raise NotImplementedError("chatcodec reads the model's own call syntax; it builds no structural tags")
 
     def _new_half(self, tools: Any) -> ToolHalf:
+        assert self.codec is not None
         # Think blocks the tool detector sees are text: SGLang has nowhere else to put them.
         return ToolHalf(self.codec, _tool_definitions(tools), think_blocks_as_text=True)
 
     def _read_whole(self, text: str, tools: Any) -> StreamingParseResult:
-        half = ToolHalf(self.codec, _tool_definitions(tools) if tools is not None else None, think_blocks_as_text=True)
+        codec = self.codec or _for_tag(text[text.find("<") :] if "<" in text else "")
+        half = ToolHalf(codec, _tool_definitions(tools) if tools is not None else None, think_blocks_as_text=True)
         events, found = half.read(text)
         content = "".join(event.text for event in events if isinstance(event, ContentDelta))
         calls = [
@@ -126,7 +160,7 @@ class ChatcodecReasoningDetector(BaseReasoningFormatDetector):  # type: ignore[m
         tokenizer: Any = None,
         **options: Any,
     ) -> None:
-        codec = _codec(tokenizer)
+        codec = _codec(tokenizer) or _bundled("qwen3")
         syntax = codec.format.reasoning
         super().__init__(
             think_start_token=syntax.open_tag if syntax else "",
