@@ -146,18 +146,18 @@ class ReasoningHalf:
         self._fed.clear()
         cut = _leaving_point(spans, self._lead)
         # Reasoning left open goes on after what interrupted it (a call), unless the output ended.
-        into_call = not (ended or self._ends_at(spans, cut))
-        if self.resend_reasoning and into_call and self._reasoning_at(spans, cut) == "open":
+        goes_on = not (ended or self._ends_at(spans, cut))
+        if self.resend_reasoning and goes_on and self._open_at(spans, cut):
             # A call opened inside the think block: this delta's text goes to the tool half
             # whole, its reasoning included, since the tool half will send reasoning of its own
             # (what follows the call) and vLLM keeps one half's reasoning per delta.
-            return Split(rest=self._handover(whole, spans, self._emitted_upto, into_call))
+            return Split(rest=self._handover(whole, spans, self._emitted_upto, goes_on))
         reasoning = "".join(
             whole[max(span.start, self._emitted_upto) : min(span.end, cut)]
             for span in spans
             if span.kind == "reasoning" and span.end > self._emitted_upto and span.start < cut
         )
-        return Split(reasoning=reasoning, rest=self._handover(whole, spans, cut, into_call))
+        return Split(reasoning=reasoning, rest=self._handover(whole, spans, cut, goes_on))
 
     def finish(self) -> tuple[str, str]:
         """The output ended before leaving reasoning (or with only held-back text read): the
@@ -192,12 +192,13 @@ class ReasoningHalf:
         self.diagnostics.extend(event for event in events if isinstance(event, Diagnostic))
         return events
 
-    def _handover(self, text: str, spans: list[Span], start: int, into_call: bool) -> str:
-        """``text[start:]``; when a call opened inside the think block, behind the opening tag,
-        so the tool half reads it, and the reasoning after it, from inside."""
+    def _handover(self, text: str, spans: list[Span], start: int, goes_on: bool) -> str:
+        """``text[start:]``; when reasoning is open there and goes on (a call opened inside the
+        think block), behind the opening tag, so the tool half reads the call, and the
+        reasoning after it, from inside."""
         rest = text[start:]
         syntax = self.format.reasoning
-        if rest and into_call and syntax is not None and self._reasoning_at(spans, start) == "open":
+        if rest and goes_on and syntax is not None and self._open_at(spans, start):
             return _whole_tag(syntax.open_spellings, syntax.open_tag) + rest
         return rest
 
@@ -208,21 +209,20 @@ class ReasoningHalf:
                 return span.name in self.format.end
         return False
 
-    def _reasoning_at(self, spans: list[Span], cut: int) -> str:
-        """``open``, ``closed`` or ``none`` (nothing opened a think block yet) at ``cut``."""
+    def _open_at(self, spans: list[Span], cut: int) -> bool:
+        """Is a think block open at ``cut`` (opened by the prompt or the text, not closed)?"""
         if self.prompt is not None:
-            prompt_state = self.codec.prompt_state(self.prompt)
-            state = "open" if prompt_state.state == "reasoning" else "closed" if prompt_state.prefill else "none"
+            opened = self.codec.prompt_state(self.prompt).state == "reasoning"
         else:
-            state = "open" if self.inside_reasoning else "none"
+            opened = bool(self.inside_reasoning)
         for span in spans:
             if span.start >= cut:
                 break
             if span.name == "THINK_OPEN" or span.kind == "reasoning":
-                state = "open"
+                opened = True
             elif span.name == "THINK_CLOSE":
-                state = "closed"
-        return state
+                opened = False
+        return opened
 
 
 def _whole_tag(spellings: Sequence[str], tag: str) -> str:
@@ -234,8 +234,7 @@ def _whole_tag(spellings: Sequence[str], tag: str) -> str:
 def _leaving_point(spans: list[Span], lead: str | None) -> int:
     """Where the text leaves reasoning: the start of its first span that is neither reasoning,
     a think tag nor the delimiter some framings write between the assistant header and the
-    answer (``lead``: Reka's space, GLM's newline), which is the turn's, not the answer's, and
-    is not handed on to be read again; or, when
+    answer (``lead``: Reka's space, GLM's newline: the turn's, not to be read again); or, when
     none is written yet (a call's opening tag is a span only once the call is read), the end of
     the last of those (0 when there is none)."""
     last_reasoning_end = 0
@@ -248,11 +247,11 @@ def _leaving_point(spans: list[Span], lead: str | None) -> int:
 
 
 class ToolHalf:
-    """The tool half for one output: reads what the reasoning half hands over from the start of
-    an assistant turn (the hand-over says where reasoning stands), or the whole output when
-    there is no reasoning half: ``think_blocks_as_text`` then keeps think blocks in the content
-    exactly as written (also for servers whose tool parser has no reasoning field). ``tools``: definitions or names; ``[]`` accepts no
-    call, so a call the model writes anyway stays content; ``None`` accepts any name."""
+    """The tool half for one output: reads what the reasoning half hands over, or the whole
+    output when there is no reasoning half (``think_blocks_as_text`` then keeps think blocks in
+    the content exactly as written; also for servers whose tool parser has no reasoning field).
+    ``tools``: definitions or names; ``[]`` accepts no call, so a call the model writes anyway
+    stays content; ``None`` accepts any name."""
 
     def __init__(self, codec: Codec, tools: Sequence[Any] | None, *, think_blocks_as_text: bool = False) -> None:
         self.codec = codec
