@@ -33,7 +33,9 @@ from vllm.tool_parsers.abstract_tool_parser import ToolParser
 
 from chatcodec.adapters.handover import ReasoningHalf, ToolHalf, codec_for
 from chatcodec.adapters.openai import ChunkAdapter
+from chatcodec.errors import ChatCodecError
 from chatcodec.events import ContentDelta, Diagnostic, Event
+from chatcodec.messages import parse_tools
 
 # The prompt's state is read from its last assistant header on: the generation prompt and any
 # prefill are in the last few hundred tokens of any prompt.
@@ -54,7 +56,13 @@ def _tool_definitions(request: Any) -> list[Any]:
     for tool in tools:
         function = getattr(tool, "function", None)
         if function is not None:  # chat completions: {"type": "function", "function": {...}}
-            definitions.append(tool.model_dump(exclude_none=True))
+            definition = tool.model_dump(exclude_none=True)
+            try:
+                parse_tools([definition])
+            except ChatCodecError:
+                # A definition chatcodec cannot read still names a tool the model may call.
+                definition = function.name
+            definitions.append(definition)
         elif getattr(tool, "name", None):  # the Responses API: a flat function tool
             definitions.append(tool.name)
     return definitions
