@@ -442,3 +442,46 @@ def _describe_validation_error(where: str, exc: ValidationError) -> str:
     if location:
         return f"{where}: field '{location}': {message}"
     return f"{where}: {message}"
+
+
+# -- messages the parser builds -------------------------------------------------------------------
+
+_PRIVATE_DEFAULTS: dict[type, dict[str, Any]] = {}
+
+
+def _assembled(cls: type[BaseModel], fields: dict[str, Any], extra: dict[str, Any] | None) -> Any:
+    """An instance of ``cls`` from values the parser made and knows valid: what
+    ``model_construct`` gives with every field passed, without its per-field lookups (a parse
+    builds a message and a call object per call, so this is on the one-shot hot path)."""
+    private = _PRIVATE_DEFAULTS.get(cls)
+    if private is None:
+        private = _PRIVATE_DEFAULTS[cls] = {
+            name: attribute.get_default() for name, attribute in cls.__private_attributes__.items()
+        }
+    built = cls.__new__(cls)
+    object.__setattr__(built, "__dict__", fields)
+    object.__setattr__(built, "__pydantic_fields_set__", set(fields))
+    object.__setattr__(built, "__pydantic_extra__", extra)
+    object.__setattr__(built, "__pydantic_private__", dict(private))
+    return built
+
+
+def assembled_call(call_id: str | None, name: str, arguments: str) -> ToolCall:
+    """A parsed tool call (see ``_assembled``)."""
+    function = _assembled(FunctionCall, {"name": name, "arguments": arguments}, None)
+    call: ToolCall = _assembled(ToolCall, {"id": call_id, "type": "function", "function": function}, {})
+    return call
+
+
+def assembled_message(content: str | None, reasoning: str | None, tool_calls: list[ToolCall] | None) -> Message:
+    """A parsed assistant message (see ``_assembled``)."""
+    fields = {
+        "role": "assistant",
+        "content": content,
+        "reasoning_content": reasoning,
+        "tool_calls": tool_calls,
+        "tool_call_id": None,
+        "name": None,
+    }
+    message: Message = _assembled(Message, fields, {})
+    return message

@@ -18,7 +18,7 @@ from chatcodec.events import (
     ToolCallStart,
 )
 from chatcodec.formats.base import Format
-from chatcodec.messages import FunctionCall, Message, ToolCall
+from chatcodec.messages import Message, assembled_call, assembled_message
 from chatcodec.parse.readers import READERS, CallReader, Schemas
 from chatcodec.parse.spans import Span
 from chatcodec.parse.toolcalls import ToolCallBlock, ToolCalls
@@ -234,24 +234,11 @@ class AssistantAssembler:
         content = "".join([*self._content_blocks, *self._content])
         reasoning = "".join([*self._reasoning_blocks, *self._reasoning])
         tool_calls = [
-            ToolCall.model_construct(
-                id=call.id,
-                type="function",
-                function=FunctionCall.model_construct(
-                    name=call.name or "", arguments="".join(call.arguments_parts) or "{}"
-                ),
-            )
+            assembled_call(call.id, call.name or "", "".join(call.arguments_parts) or "{}")
             for call in self._calls
             if call.index is not None
         ]
-        return Message.model_construct(
-            role="assistant",
-            content=content if content or not tool_calls else None,
-            reasoning_content=reasoning or None,
-            tool_calls=tool_calls or None,
-            tool_call_id=None,
-            name=None,
-        )
+        return assembled_message(content if content or not tool_calls else None, reasoning or None, tool_calls or None)
 
     # -- pieces -> events --------------------------------------------------------------------
 
