@@ -1,6 +1,6 @@
 """SGLang's tool-call detector and reasoning detector, for any chat template chatcodec reads.
 
-    pip install chatcodec sglang
+    pip install chatcodec[sglang]
     sglang serve --model-path MODEL --reasoning-parser chatcodec --tool-call-parser chatcodec
 
 The plugin (``chatcodec.adapters.sglang_plugin``, an ``sglang.srt.plugins`` entry point that
