@@ -106,7 +106,7 @@ def test_a_call_inside_reasoning_is_handed_over_behind_the_tag() -> None:
     assert half.feed("<think>\nR1 ").reasoning == "R1 "
     split = half.feed('<tool_call>\n{"name": "f", "arguments": {}}\n</tool_call>R2</think>C')
     assert half.handed_over and split.reasoning == ""
-    assert split.rest == '<think>\n<tool_call>\n{"name": "f", "arguments": {}}\n</tool_call>R2</think>C'
+    assert split.rest == '<think>\n<think>\n<tool_call>\n{"name": "f", "arguments": {}}\n</tool_call>R2</think>C'
     client = Client()
     tool_half = ToolHalf(codec, None)
     client.take(tool_half.feed(split.rest) + tool_half.finish())
@@ -120,3 +120,26 @@ def test_think_blocks_stay_text_for_a_tool_half_alone() -> None:
     text = '<think>\nhm\n</think>\n\nSure.<tool_call>\n{"name": "f", "arguments": {}}\n</tool_call>'
     client.take(half.feed(text) + half.finish())
     assert client.reading() == ("", "<think>\nhm\n</think>\n\nSure.", [("f", "{}")])
+
+
+def test_a_block_opened_in_the_same_delta_is_handed_over_once_marked() -> None:
+    """The marker replaces the block's own opening tag when the block opens in the delta that
+    hands over; reasoning written before a repeated tag is not dropped."""
+    codec = chatcodec.load("qwen3")
+    top_of_turn = codec.render([{"role": "user", "content": "hi"}], add_generation_prompt=True)
+    call = '<tool_call>\n{"name": "f", "arguments": {}}\n</tool_call>'
+    half = ReasoningHalf(codec, top_of_turn, resend_reasoning=True)
+    split = half.feed("<think>\nR1\n" + call + "R2</think>C")
+    assert split.rest == "<think>\n<think>\nR1\n" + call + "R2</think>C"
+    opened = top_of_turn + "<think>\n"
+    half = ReasoningHalf(codec, opened, resend_reasoning=True)
+    split = half.feed("R0 <think>\nR1\n" + call + "R2</think>C")
+    assert split.rest.startswith("<think>\n<think>\nR0 ")
+    client = Client()
+    tool_half = ToolHalf(codec, None)
+    client.take(tool_half.feed(split.rest) + tool_half.finish())
+    assert client.reading() == codec_reading(codec, opened, "R0 <think>\nR1\n" + call + "R2</think>C")
+
+
+def codec_reading(codec: chatcodec.Codec, prompt: str, text: str) -> Reading:
+    return whole(codec, text, prompt, None)

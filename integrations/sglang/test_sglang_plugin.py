@@ -111,15 +111,15 @@ def test_any_token_grouping_gives_the_same_message(case: tuple[str, dict[str, ob
 
 def test_hand_checked_call_inside_reasoning() -> None:
     """SGLang's tool detector has no reasoning field: the call is read, and the rest of the
-    think block reaches the client as content, behind the opening tag (as the template writes
-    it, with its newline), not lost. (The newline before the call is the call's: Qwen3 writes
+    think block reaches the client as content, behind the opening tag written twice (the
+    hand-over's marker), not lost. (The newline before the call is the call's: Qwen3 writes
     "\n<tool_call>".)"""
     load_plugins()
     completion = "<think>\nR1\n" + CALL + "\nR2\n</think>\n\nC"
     streamed = stream_through_sglang("qwen3", False, completion, 2)
     assert streamed.reasoning == "R1"
     assert [(c["name"], c["arguments"]) for c in streamed.calls.values()] == [("get_weather", '{"city": "Paris"}')]
-    assert streamed.content == "<think>\n" + "\nR2\n</think>\n\nC"
+    assert streamed.content == "<think>\n<think>\n" + "\nR2\n</think>\n\nC"
 
 
 def test_without_a_tokenizer_the_first_tag_picks_the_format() -> None:

@@ -24,6 +24,7 @@ from typing import Any
 from chatcodec.codec import Codec, load, load_from_tokenizer
 from chatcodec.errors import TemplateNotFoundError
 from chatcodec.events import ContentDelta, Diagnostic, Event, ReasoningDelta
+from chatcodec.formats.syntax import ReasoningSyntax
 from chatcodec.messages import ToolCall
 from chatcodec.parse.spans import Span
 from chatcodec.parse.stream import StreamParser
@@ -146,18 +147,25 @@ class ReasoningHalf:
         self._fed.clear()
         cut = _leaving_point(spans, self._lead)
         # Reasoning left open goes on after what interrupted it (a call), unless the output ended.
-        goes_on = not (ended or self._ends_at(spans, cut))
-        if self.resend_reasoning and goes_on and self._open_at(spans, cut):
+        inside = self._open_at(spans, cut) and not (ended or self._ends_at(spans, cut))
+        if self.resend_reasoning and inside:
             # A call opened inside the think block: this delta's text goes to the tool half
             # whole, its reasoning included, since the tool half will send reasoning of its own
-            # (what follows the call) and vLLM keeps one half's reasoning per delta.
-            return Split(rest=self._handover(whole, spans, self._emitted_upto, goes_on))
+            # (what follows the call) and vLLM keeps one half's reasoning per delta. If the
+            # block itself opened in this delta, the marker takes the place of its tag.
+            start = self._emitted_upto
+            if not self._open_at(spans, start):
+                for span in spans:
+                    if span.name == "THINK_OPEN" and start <= span.start < cut:
+                        start = span.end
+                        break
+            return Split(rest=self._handover(whole, start, inside))
         reasoning = "".join(
             whole[max(span.start, self._emitted_upto) : min(span.end, cut)]
             for span in spans
             if span.kind == "reasoning" and span.end > self._emitted_upto and span.start < cut
         )
-        return Split(reasoning=reasoning, rest=self._handover(whole, spans, cut, goes_on))
+        return Split(reasoning=reasoning, rest=self._handover(whole, cut, inside))
 
     def finish(self) -> tuple[str, str]:
         """The output ended before leaving reasoning (or with only held-back text read): the
@@ -179,7 +187,8 @@ class ReasoningHalf:
         self._note(stream.feed(output) + stream.close())
         spans = stream.spans
         cut = _leaving_point(spans, self._lead)
-        return stream.message.reasoning_content or "", self._handover(output, spans, cut, not self._ends_at(spans, cut))
+        inside = self._open_at(spans, cut) and not self._ends_at(spans, cut)
+        return stream.message.reasoning_content or "", self._handover(output, cut, inside)
 
     def _new_stream(self) -> StreamParser:
         if self.prompt is not None:
@@ -192,14 +201,14 @@ class ReasoningHalf:
         self.diagnostics.extend(event for event in events if isinstance(event, Diagnostic))
         return events
 
-    def _handover(self, text: str, spans: list[Span], start: int, goes_on: bool) -> str:
-        """``text[start:]``; when reasoning is open there and goes on (a call opened inside the
-        think block), behind the opening tag, so the tool half reads the call, and the
-        reasoning after it, from inside."""
+    def _handover(self, text: str, start: int, inside: bool) -> str:
+        """``text[start:]``; when the text leaves reasoning for a call inside the think block
+        (``inside``), behind the marker that has the tool half read it, and the reasoning
+        after it, from inside."""
         rest = text[start:]
         syntax = self.format.reasoning
-        if rest and goes_on and syntax is not None and self._open_at(spans, start):
-            return _whole_tag(syntax.open_spellings, syntax.open_tag) + rest
+        if rest and inside and syntax is not None:
+            return _inside_marker(syntax) + rest
         return rest
 
     def _ends_at(self, spans: list[Span], cut: int) -> bool:
@@ -223,6 +232,13 @@ class ReasoningHalf:
             elif span.name == "THINK_CLOSE":
                 opened = False
         return opened
+
+
+def _inside_marker(syntax: ReasoningSyntax) -> str:
+    """What goes before text handed over from inside a think block: the opening tag twice.
+    A parser reads a repeated opening tag as one, and text after a closed block that merely
+    starts with the tag (a stray one the model wrote) is not taken for a hand-over."""
+    return _whole_tag(syntax.open_spellings, syntax.open_tag) * 2
 
 
 def _whole_tag(spellings: Sequence[str], tag: str) -> str:
@@ -287,7 +303,7 @@ class ToolHalf:
         if syntax is None:
             return self.codec.stream(tools=self.tools, reasoning=False)
         opening = _whole_tag(syntax.open_spellings, syntax.open_tag)
-        if not self.think_blocks_as_text and first_text.startswith(opening):
+        if not self.think_blocks_as_text and first_text.startswith(_inside_marker(syntax)):
             # Handed over from inside a think block (behind its tag): read from the turn's start.
             return self.codec.stream(tools=self.tools, reasoning=False)
         # Anything else comes after reasoning (handed over after the block closed, or after a
