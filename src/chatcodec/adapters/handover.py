@@ -157,15 +157,16 @@ class ReasoningHalf:
             if not self._open_at(spans, start):
                 for span in spans:
                     if span.name == "THINK_OPEN" and start <= span.start < cut:
-                        start = span.end
+                        start = span.start
                         break
-            return Split(rest=self._handover(whole, start, inside))
+            return Split(rest=self._handover(whole, _after_openers(spans, start), inside))
         reasoning = "".join(
             whole[max(span.start, self._emitted_upto) : min(span.end, cut)]
             for span in spans
             if span.kind == "reasoning" and span.end > self._emitted_upto and span.start < cut
         )
-        return Split(reasoning=reasoning, rest=self._handover(whole, cut, inside))
+        start = _after_openers(spans, cut) if inside else cut
+        return Split(reasoning=reasoning, rest=self._handover(whole, start, inside))
 
     def finish(self) -> tuple[str, str]:
         """The output ended before leaving reasoning (or with only held-back text read): the
@@ -188,7 +189,8 @@ class ReasoningHalf:
         spans = stream.spans
         cut = _leaving_point(spans, self._lead)
         inside = self._open_at(spans, cut) and not self._ends_at(spans, cut)
-        return stream.message.reasoning_content or "", self._handover(output, cut, inside)
+        start = _after_openers(spans, cut) if inside else cut
+        return stream.message.reasoning_content or "", self._handover(output, start, inside)
 
     def _new_stream(self) -> StreamParser:
         if self.prompt is not None:
@@ -232,6 +234,17 @@ class ReasoningHalf:
             elif span.name == "THINK_CLOSE":
                 opened = False
         return opened
+
+
+def _after_openers(spans: list[Span], start: int) -> int:
+    """Past the opening tags at ``start``: the marker stands for them (a block's own tag, or a
+    repeated one, which reads as nothing more)."""
+    for span in spans:
+        if span.start == start and span.name == "THINK_OPEN":
+            start = span.end
+        elif span.start > start:
+            break
+    return start
 
 
 def _inside_marker(syntax: ReasoningSyntax) -> str:
