@@ -21,7 +21,7 @@ import run as fuzz  # noqa: E402
 from servers import Accumulated  # noqa: E402
 
 # As in tests/test_handover.py: the formats whose fuzz inputs are outputs of their template.
-FORMATS = sorted(set(fuzz.FORMATS) - {"dsml", "gemma", "harmony"})
+FORMATS = sorted(set(fuzz.FORMATS) - {"dsml", "gemma"})
 TEMPLATES = Path(__file__).resolve().parent.parent / "tests" / "templates"
 
 

@@ -21,11 +21,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "fuzz"))
 import run as fuzz  # noqa: E402
 
 Reading = tuple[str, str, list[tuple[str, str]]]
-# Formats whose fuzz inputs the halves read exactly as the whole parse does. The others are
-# formats without outputs of their own template among the inputs (only delimiter soup), or
-# whose prompts close reasoning with a bare tag: there, whitespace at the very start of an
-# output goes to the content, where the whole parse gives it to the prompt's closing tag.
-FORMATS = sorted(set(fuzz.FORMATS) - {"dsml", "gemma", "harmony"})
+# Formats whose fuzz inputs the halves read exactly as the whole parse does. The two others'
+# prompts close reasoning with a bare tag: there, whitespace at the very start of an output goes
+# to the content, where the whole parse gives it to the prompt's closing tag.
+FORMATS = sorted(set(fuzz.FORMATS) - {"dsml", "gemma"})
 
 
 class Client:
