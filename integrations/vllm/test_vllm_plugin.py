@@ -40,6 +40,7 @@ CASES = [
     ("deepseek", {"thinking": True}, "hm\n</think>\n\nParis is sunny."),
     ("deepseek", {"thinking": True}, "hm " + DS_CALL + " more thought</think>Answer."),
     ("deepseek", {}, "Sunny. " + DS_CALL),
+    ("deepseek", {}, "\n\nSunny, after a prompt that closed reasoning with the bare tag. " + DS_CALL),
     ("llama3_hermes", {}, "Let me look.\n" + CALL),
     ("llama3_hermes", {}, "Just text, with a stray </tool_call> in it."),
 ]
@@ -58,7 +59,7 @@ def test_streamed_through_vllm_equals_chatcodecs_parse(
 ) -> None:
     load_general_plugins()
     prompt = prompt_ids(template, **options)
-    request = request_for([WEATHER_TOOL], stream=True)
+    request = request_for([WEATHER_TOOL], stream=True, chat_template_kwargs=options or None)
     streamed = stream_through_vllm(template, completion, request, prompt, group=group)
     assert streamed.summary() == chatcodec_reading(template, completion, prompt, [WEATHER_TOOL])
     assert streamed.finish_reason == ("tool_calls" if streamed.calls else "stop")
@@ -68,7 +69,9 @@ def test_streamed_through_vllm_equals_chatcodecs_parse(
 def test_vllms_whole_output_path_agrees(template: str, options: dict[str, object], completion: str) -> None:
     load_general_plugins()
     prompt = prompt_ids(template, **options)
-    whole = parse_through_vllm(template, completion, request_for([WEATHER_TOOL]), prompt)
+    whole = parse_through_vllm(
+        template, completion, request_for([WEATHER_TOOL], chat_template_kwargs=options or None), prompt
+    )
     reasoning, content, calls = chatcodec_reading(template, completion, prompt, [WEATHER_TOOL])
     if calls and not content.strip():
         content = ""  # vLLM's own rule: whitespace-only content beside calls is dropped
@@ -97,7 +100,8 @@ def test_any_token_grouping_gives_the_same_message(case: tuple[str, dict[str, ob
     load_general_plugins()
     template, options, completion = case
     prompt = prompt_ids(template, **options)
-    streamed = stream_through_vllm(template, completion, request_for([WEATHER_TOOL], stream=True), prompt, group=groups)
+    request = request_for([WEATHER_TOOL], stream=True, chat_template_kwargs=options or None)
+    streamed = stream_through_vllm(template, completion, request, prompt, group=groups)
     assert streamed.summary() == chatcodec_reading(template, completion, prompt, [WEATHER_TOOL])
 
 

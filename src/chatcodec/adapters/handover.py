@@ -14,6 +14,7 @@ only translate these results into their own types.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from collections.abc import Sequence
@@ -22,7 +23,7 @@ from functools import lru_cache
 from typing import Any
 
 from chatcodec.codec import Codec, load, load_from_tokenizer
-from chatcodec.errors import TemplateNotFoundError
+from chatcodec.errors import ChatCodecError, TemplateNotFoundError
 from chatcodec.events import ContentDelta, Diagnostic, Event, ReasoningDelta
 from chatcodec.formats.syntax import ReasoningSyntax
 from chatcodec.messages import ToolCall
@@ -236,6 +237,31 @@ class ReasoningHalf:
         return opened
 
 
+def closed_prefill(codec: Codec, template_kwargs: dict[str, Any] | None) -> str | None:
+    """The text a generation prompt rendered with ``template_kwargs`` writes after the
+    assistant header, when it closes reasoning there (``<think></think>``: thinking switched
+    off); else ``None``. Rendered once per codec and keywords."""
+    key = json.dumps(template_kwargs or {}, sort_keys=True, default=str)
+    return _closed_prefill(codec, key)
+
+
+@lru_cache(maxsize=64)
+def _closed_prefill(codec: Codec, template_kwargs: str) -> str | None:
+    if codec.format.reasoning is None:
+        return None
+    try:
+        prompt = codec.render(
+            [{"role": "user", "content": "?"}],
+            add_generation_prompt=True,
+            on_special_tokens="ignore",
+            **json.loads(template_kwargs),
+        )
+    except ChatCodecError:
+        return None
+    state = codec.prompt_state(prompt)
+    return state.prefill if state.state == "content" and state.prefill else None
+
+
 def _after_openers(spans: list[Span], start: int) -> int:
     """Past the opening tags at ``start``: the marker stands for them (a block's own tag, or a
     repeated one, which reads as nothing more)."""
@@ -280,13 +306,23 @@ class ToolHalf:
     output when there is no reasoning half (``think_blocks_as_text`` then keeps think blocks in
     the content exactly as written; also for servers whose tool parser has no reasoning field).
     ``tools``: definitions or names; ``[]`` accepts no call, so a call the model writes anyway
-    stays content; ``None`` accepts any name."""
+    stays content; ``None`` accepts any name. ``closed_prefill``: how the prompt closed
+    reasoning, when it did (``<think></think>``), so whitespace the output starts with goes
+    where the whole parse puts it."""
 
-    def __init__(self, codec: Codec, tools: Sequence[Any] | None, *, think_blocks_as_text: bool = False) -> None:
+    def __init__(
+        self,
+        codec: Codec,
+        tools: Sequence[Any] | None,
+        *,
+        think_blocks_as_text: bool = False,
+        closed_prefill: str | None = None,
+    ) -> None:
         self.codec = codec
         self.format = codec.format
         self.tools = list(tools) if tools is not None else None
         self.think_blocks_as_text = think_blocks_as_text
+        self.closed_prefill = closed_prefill
         self.diagnostics: list[Diagnostic] = []
         self._stream: StreamParser | None = None
         self.closed = False
@@ -322,7 +358,7 @@ class ToolHalf:
         # Anything else comes after reasoning (handed over after the block closed, or after a
         # prompt that closed it), or has no reasoning parser before it: an empty think block
         # puts the parser there, where a think tag is text, as in the whole output's parse.
-        closed = opening + _whole_tag(syntax.close_spellings, syntax.close_tag)
+        closed = self.closed_prefill or opening + _whole_tag(syntax.close_spellings, syntax.close_tag)
         return self.codec.stream(tools=self.tools, reasoning=False, prefill=closed)
 
     def _note(self, events: list[Event]) -> list[Event]:

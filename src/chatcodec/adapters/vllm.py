@@ -31,7 +31,7 @@ from vllm.entrypoints.generate.base.protocol import (
 from vllm.reasoning.abs_reasoning_parsers import ReasoningParser
 from vllm.tool_parsers.abstract_tool_parser import ToolParser
 
-from chatcodec.adapters.handover import ReasoningHalf, ToolHalf, codec_for
+from chatcodec.adapters.handover import ReasoningHalf, ToolHalf, closed_prefill, codec_for
 from chatcodec.adapters.openai import ChunkAdapter
 from chatcodec.errors import ChatCodecError
 from chatcodec.events import ContentDelta, Diagnostic, Event
@@ -126,7 +126,16 @@ class ChatcodecToolParser(ToolParser):  # type: ignore[misc]
         return message
 
     def _new_half(self, request: Any) -> ToolHalf:
-        return ToolHalf(self.codec, _tool_definitions(request), think_blocks_as_text=self.skip_reasoning_parsing)
+        # When this request's prompt closed reasoning, vLLM gives all of the output to this half:
+        # it starts where that prompt left off (read from the template with the request's
+        # keywords; the prompt itself reaches only the reasoning parser).
+        keywords = getattr(request, "chat_template_kwargs", None)
+        return ToolHalf(
+            self.codec,
+            _tool_definitions(request),
+            think_blocks_as_text=self.skip_reasoning_parsing,
+            closed_prefill=closed_prefill(self.codec, keywords if isinstance(keywords, dict) else None),
+        )
 
     def _delta_message(self, events: list[Event]) -> DeltaMessage | None:
         deltas = self._chunks.deltas(events)
