@@ -63,13 +63,25 @@ def _tool_definitions(tools: Any) -> list[Any]:
 
 
 @lru_cache(maxsize=32)
-def _opening_prompt(codec: Codec) -> str | None:
-    """The template's generation prompt, if it opens reasoning (else ``None``)."""
+def _generation_prompt(codec: Codec) -> str | None:
+    """The template's own generation prompt (default keywords), or ``None`` if it fails."""
     try:
-        prompt = codec.render([{"role": "user", "content": "?"}], add_generation_prompt=True, on_special_tokens="ignore")
+        return codec.render([{"role": "user", "content": "?"}], add_generation_prompt=True, on_special_tokens="ignore")
     except ChatCodecError:
         return None
-    return prompt if codec.prompt_state(prompt).state == "reasoning" else None
+
+
+def _prompt_for(codec: Codec, inside_reasoning: bool | None) -> str | None:
+    """The template's generation prompt when it agrees with what SGLang says of the request's
+    (inside reasoning or not): it says with which spelling the prompt opened or closed the
+    block, so whitespace the output starts with goes where the whole parse puts it."""
+    prompt = _generation_prompt(codec)
+    if prompt is None or inside_reasoning is None:
+        return None
+    state = codec.prompt_state(prompt)
+    if inside_reasoning:
+        return prompt if state.state == "reasoning" else None
+    return prompt if state.state == "content" and state.prefill else None
 
 
 class ChatcodecDetector(BaseFormatDetector):  # type: ignore[misc]
@@ -172,10 +184,9 @@ class ChatcodecReasoningDetector(BaseReasoningFormatDetector):  # type: ignore[m
         )
         self.codec = codec
         self._force = force_reasoning
-        # SGLang says the prompt opened reasoning but not how: the template's own generation
-        # prompt says with which spelling (``<think>`` or ``<think>\n``), so the first newline
-        # of the output goes where the whole parse puts it.
-        self._prompt = _opening_prompt(codec) if force_reasoning else None
+        # SGLang says whether the prompt opened reasoning, not how: the template's own
+        # generation prompt says with which spelling, when it agrees.
+        self._prompt = _prompt_for(codec, force_reasoning)
         self._half = self._new_half()
         self._held_reasoning: list[str] = []  # with stream_reasoning=False, sent at the end
 
