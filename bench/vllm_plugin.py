@@ -14,17 +14,17 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT / "integrations" / "vllm"), str(ROOT / "tests")]
+sys.path[:0] = [str(ROOT / "integrations"), str(ROOT / "tests")]
 
 from servers import (  # noqa: E402
     WEATHER_TOOL,
     Accumulated,
+    drive_vllm,
     prompt_ids,
     request_for,
     token_deltas,
     tokenizer_for,
 )
-from vllm.entrypoints.openai.chat_completion.stream_processor import ChatStreamProcessor  # noqa: E402
 from vllm.parser.parser_manager import ParserManager  # noqa: E402
 from vllm.plugins import load_general_plugins  # noqa: E402
 
@@ -42,16 +42,9 @@ def run(names: tuple[str, str], completion: str, prompt: list[int]) -> tuple[flo
         tool_parser_name=names[0], reasoning_parser_name=names[1], enable_auto_tools=True, tokenizer=tokenizer
     )
     request = request_for([WEATHER_TOOL], stream=True)
-    deltas = token_deltas("qwen3", completion, 1)
+    deltas = token_deltas(tokenizer, completion, 1)
     started = time.perf_counter()
-    parser = cls(tokenizer, request.tools)
-    request = parser.adjust_request(request)
-    processor = ChatStreamProcessor(request, parser, enable_auto_tools=True, parser_cls=cls)
-    out = Accumulated()
-    for position, (text, ids) in enumerate(deltas):
-        step = processor.step(text, ids, "stop" if position == len(deltas) - 1 else None, prompt)
-        if step.delta is not None:
-            out.add(step.delta)
+    out = drive_vllm(cls, tokenizer, request, deltas, prompt)
     return time.perf_counter() - started, len(deltas), out
 
 

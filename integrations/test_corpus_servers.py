@@ -5,9 +5,7 @@ tool detector), must give exactly chatcodec's one-shot parse after the same prom
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 import test_templates as corpus
@@ -15,17 +13,11 @@ from sglang.srt.entrypoints.openai.protocol import Function, Tool
 from sglang.srt.function_call.function_call_parser import FunctionCallParser
 from sglang.srt.parser.reasoning_parser import ReasoningParser
 from sglang.srt.plugins import load_plugins
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-from transformers import PreTrainedTokenizerFast
 from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
-from vllm.entrypoints.openai.chat_completion.stream_processor import ChatStreamProcessor
 from vllm.parser.parser_manager import ParserManager
 from vllm.plugins import load_general_plugins
 
-import chatcodec
-
-sys.path.insert(0, str(Path(__file__).resolve().parent / "vllm"))
-from servers import Accumulated  # noqa: E402
+from servers import byte_level_tokenizer, drive_sglang, drive_vllm, token_deltas
 
 TEMPLATES = [
     path
@@ -53,33 +45,6 @@ VLLM_GAPS = GAPS
 SGLANG_GAPS = GAPS
 
 
-def byte_level_tokenizer(path: Path, text: str) -> Any:
-    """A byte-level BPE learnt from the text it will encode, carrying the template: any text
-    encodes and decodes back exactly, markers split over several tokens as in the worst case."""
-    bpe = Tokenizer(models.BPE())
-    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
-    bpe.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=400, show_progress=False, initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
-    bpe.train_from_iterator([text] * 3, trainer)
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, **corpus.special_tokens(path))
-    tokenizer.chat_template = path.read_text(encoding="utf-8")
-    return tokenizer
-
-
-def steps(tokenizer: Any, completion: str, size: int) -> list[tuple[str, list[int]]]:
-    ids: list[int] = tokenizer.encode(completion, add_special_tokens=False)
-    assert tokenizer.decode(ids) == completion
-    out, sent = [], ""
-    for at in range(size, len(ids) + size, size):
-        text = tokenizer.decode(ids[:at])
-        if text.endswith("\ufffd") and at < len(ids):
-            out.append(("", ids[at - size : at]))
-            continue
-        out.append((text[len(sent) :], ids[at - size : at]))
-        sent = text
-    return out
-
-
 def expected(path: Path, prompt: str, completion: str) -> tuple[str, str, list[tuple[str, str]]]:
     message = corpus.codec(path).parse(completion, prompt, tools=corpus.CALL_TOOLS)
     calls = [(call.function.name, call.function.arguments) for call in message.tool_calls or []]
@@ -93,20 +58,13 @@ def test_vllm_streams_the_templates_own_calls(path: Path, size: int) -> None:
         pytest.xfail(VLLM_GAPS[path.stem])
     load_general_plugins()
     prompt, completion, _ = corpus._call_completion(path)
-    tokenizer = byte_level_tokenizer(path, prompt + completion)
+    tokenizer = byte_level_tokenizer(path, prompt + completion, corpus.special_tokens(path))
     prompt_ids = tokenizer.encode(prompt, add_special_tokens=False)
     cls = ParserManager.get_parser(
         tool_parser_name="chatcodec", reasoning_parser_name="chatcodec", enable_auto_tools=True, tokenizer=tokenizer
     )
     request = ChatCompletionRequest(model="m", messages=corpus.QUESTION, tools=corpus.CALL_TOOLS, stream=True)
-    parser = cls(tokenizer, request.tools)
-    processor = ChatStreamProcessor(parser.adjust_request(request), parser, enable_auto_tools=True, parser_cls=cls)
-    out = Accumulated()
-    deltas = steps(tokenizer, completion, size)
-    for position, (text, ids) in enumerate(deltas):
-        step = processor.step(text, ids, "stop" if position == len(deltas) - 1 else None, prompt_ids)
-        if step.delta is not None:
-            out.add(step.delta)
+    out = drive_vllm(cls, tokenizer, request, token_deltas(tokenizer, completion, size), prompt_ids)
     assert out.summary() == expected(path, prompt, completion)
     whole_parser = cls(tokenizer, request.tools)
     whole_parser.set_prompt_token_ids(prompt_ids)
@@ -124,27 +82,11 @@ def test_sglang_streams_the_templates_own_calls(path: Path) -> None:
         pytest.xfail(SGLANG_GAPS[path.stem])
     load_plugins()
     prompt, completion, _ = corpus._call_completion(path)
-    tokenizer = byte_level_tokenizer(path, prompt + completion)
+    tokenizer = byte_level_tokenizer(path, prompt + completion, corpus.special_tokens(path))
     forced = corpus.codec(path).prompt_state(prompt).state == "reasoning"
     tools = [Tool(type="function", function=Function(**tool["function"])) for tool in corpus.CALL_TOOLS]
     reasoning_parser = ReasoningParser("chatcodec", True, forced, None, tokenizer=tokenizer, tool_call_parser_active=True)
     tool_parser = FunctionCallParser(tools, "chatcodec", tokenizer=tokenizer)
-    out = Accumulated()
-    deltas = steps(tokenizer, completion, 2)
-    for position, (text, _) in enumerate(deltas):
-        last = position == len(deltas) - 1
-        reasoning, normal = reasoning_parser.parse_stream_chunk(text)
-        if last:
-            more_reasoning, more_normal = reasoning_parser.parse_stream_end()
-            reasoning, normal = (reasoning or "") + (more_reasoning or ""), (normal or "") + (more_normal or "")
-        out.reasoning += reasoning or ""
-        normal_text, calls = tool_parser.parse_stream_chunk(normal or "")
-        if last:
-            end_text, end_calls = tool_parser.parse_stream_end()
-            normal_text, calls = normal_text + end_text, list(calls) + list(end_calls)
-        out.content += normal_text
-        for call in calls:
-            entry = out.calls.setdefault(call.tool_index, {"id": "", "name": "", "arguments": ""})
-            entry["name"] += call.name or ""
-            entry["arguments"] += call.parameters or ""
+    deltas = [text for text, _ in token_deltas(tokenizer, completion, 2)]
+    out = drive_sglang(reasoning_parser, tool_parser, deltas)
     assert out.summary() == expected(path, prompt, completion)

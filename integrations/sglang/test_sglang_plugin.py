@@ -5,8 +5,6 @@ one-shot parse after the same prompt."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,8 +15,15 @@ from sglang.srt.function_call.function_call_parser import FunctionCallParser
 from sglang.srt.parser.reasoning_parser import ReasoningParser
 from sglang.srt.plugins import load_plugins
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "vllm"))
-from servers import WEATHER_TOOL, Accumulated, chatcodec_reading, prompt_ids, token_deltas, tokenizer_for  # noqa: E402
+from servers import (
+    WEATHER_TOOL,
+    Accumulated,
+    chatcodec_reading,
+    drive_sglang,
+    prompt_ids,
+    token_deltas,
+    tokenizer_for,
+)
 
 CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
 DS_CALL = '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city": "Paris"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>'
@@ -42,29 +47,7 @@ def stream_through_sglang(template: str, forced: bool, completion: str, group: i
     tokenizer = tokenizer_for(template)
     reasoning_parser = ReasoningParser("chatcodec", True, forced, None, tokenizer=tokenizer, tool_call_parser_active=True)
     tool_parser = FunctionCallParser(TOOLS, "chatcodec", tokenizer=tokenizer)
-    out = Accumulated()
-
-    def to_tools(text: str, flush: bool) -> None:
-        normal, calls = tool_parser.parse_stream_chunk(text)
-        if flush:
-            end_text, end_calls = tool_parser.parse_stream_end()
-            normal, calls = normal + end_text, list(calls) + list(end_calls)
-        out.content += normal
-        for call in calls:
-            entry = out.calls.setdefault(call.tool_index, {"id": "", "name": "", "arguments": ""})
-            entry["name"] += call.name or ""
-            entry["arguments"] += call.parameters or ""
-
-    deltas = token_deltas(template, completion, group)
-    for position, (text, _) in enumerate(deltas):
-        last = position == len(deltas) - 1
-        reasoning, normal = reasoning_parser.parse_stream_chunk(text)
-        if last:
-            end_reasoning, end_normal = reasoning_parser.parse_stream_end()
-            reasoning, normal = (reasoning or "") + (end_reasoning or ""), (normal or "") + (end_normal or "")
-        out.reasoning += reasoning or ""
-        to_tools(normal or "", last)
-    return out
+    return drive_sglang(reasoning_parser, tool_parser, [text for text, _ in token_deltas(tokenizer, completion, group)])
 
 
 def parse_through_sglang(template: str, forced: bool, completion: str) -> tuple[str, str, list[tuple[str, str]]]:

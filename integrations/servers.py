@@ -1,12 +1,16 @@
-"""Driving vLLM's own serving code (the parser it composes, its per-chunk stream processor)
-with the tiny tokenizers, as `vllm serve` does for one request, without an engine."""
+"""Driving the servers' own code with the plugins, without an engine: vLLM's composed parser
+and per-chunk stream processor, as `vllm serve` runs them for one request, and SGLang's
+reasoning and function-call parsers in the order its chat serving calls them."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from tiny_tokenizer import tiny_tokenizer
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+from transformers import PreTrainedTokenizerFast
 from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
 from vllm.entrypoints.openai.chat_completion.stream_processor import ChatStreamProcessor
 from vllm.parser.parser_manager import ParserManager
@@ -103,10 +107,22 @@ class Accumulated:
         return self.reasoning, self.content, [(c["name"], c["arguments"]) for _, c in sorted(self.calls.items())]
 
 
-def token_deltas(template: str, completion: str, group: int | list[int] = 1) -> list[tuple[str, list[int]]]:
+def byte_level_tokenizer(template: Path, text: str, special_tokens: dict[str, str]) -> Any:
+    """A byte-level BPE learnt from the text it will encode, carrying the template: any text
+    encodes and decodes back exactly, markers split over several tokens as in the worst case."""
+    bpe = Tokenizer(models.BPE())
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
+    bpe.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=400, show_progress=False, initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    bpe.train_from_iterator([text] * 3, trainer)
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, **special_tokens)
+    tokenizer.chat_template = template.read_text(encoding="utf-8")
+    return tokenizer
+
+
+def token_deltas(tokenizer: Any, completion: str, group: int | list[int] = 1) -> list[tuple[str, list[int]]]:
     """The completion as the engine streams it: token ids in groups, each with the text the
     detokenizer adds (text of an unfinished UTF-8 character is held back, as vLLM does)."""
-    tokenizer = tokenizer_for(template)
     ids: list[int] = tokenizer.encode(completion, add_special_tokens=False)
     assert tokenizer.decode(ids, skip_special_tokens=False) == completion
     sizes = [group] * len(ids) if isinstance(group, int) else group
@@ -126,6 +142,46 @@ def token_deltas(template: str, completion: str, group: int | list[int] = 1) -> 
     return deltas
 
 
+def drive_vllm(
+    parser_cls: Any, tokenizer: Any, request: ChatCompletionRequest, deltas: list[tuple[str, list[int]]], prompt: list[int] | None
+) -> Accumulated:
+    """One request's stream through vLLM's ChatStreamProcessor, the last delta finishing it."""
+    parser = parser_cls(tokenizer, request.tools)
+    processor = ChatStreamProcessor(parser.adjust_request(request), parser, enable_auto_tools=True, parser_cls=parser_cls)
+    out = Accumulated()
+    for position, (text, ids) in enumerate(deltas):
+        last = position == len(deltas) - 1
+        step = processor.step(text, ids, "stop" if last else None, prompt)
+        if step.delta is not None:
+            out.add(step.delta)
+        if last:
+            out.finish_reason = step.finish_reason
+    return out
+
+
+def drive_sglang(reasoning_parser: Any, tool_parser: Any, deltas: list[str]) -> Accumulated:
+    """One request's stream through SGLang's parsers as its chat serving runs them: each
+    delta's normal text goes on to the function-call parser, and both are flushed at the end."""
+    out = Accumulated()
+    for position, delta in enumerate(deltas):
+        last = position == len(deltas) - 1
+        reasoning, normal = reasoning_parser.parse_stream_chunk(delta)
+        if last:
+            more_reasoning, more_normal = reasoning_parser.parse_stream_end()
+            reasoning, normal = (reasoning or "") + (more_reasoning or ""), (normal or "") + (more_normal or "")
+        out.reasoning += reasoning or ""
+        text, calls = tool_parser.parse_stream_chunk(normal or "")
+        if last:
+            end_text, end_calls = tool_parser.parse_stream_end()
+            text, calls = text + end_text, list(calls) + list(end_calls)
+        out.content += text
+        for call in calls:
+            entry = out.calls.setdefault(call.tool_index, {"id": "", "name": "", "arguments": ""})
+            entry["name"] += call.name or ""
+            entry["arguments"] += call.parameters or ""
+    return out
+
+
 def stream_through_vllm(
     template: str,
     completion: str,
@@ -136,20 +192,9 @@ def stream_through_vllm(
     tool: bool = True,
     reasoning: bool = True,
 ) -> Accumulated:
-    cls = parser_class(template, tool=tool, reasoning=reasoning)
-    parser = cls(tokenizer_for(template), request.tools)
-    request = parser.adjust_request(request)
-    processor = ChatStreamProcessor(request, parser, enable_auto_tools=True, parser_cls=cls)
-    out = Accumulated()
-    deltas = token_deltas(template, completion, group)
-    for position, (text, ids) in enumerate(deltas):
-        last = position == len(deltas) - 1
-        step = processor.step(text, ids, "stop" if last else None, prompt)
-        if step.delta is not None:
-            out.add(step.delta)
-        if last:
-            out.finish_reason = step.finish_reason
-    return out
+    tokenizer = tokenizer_for(template)
+    deltas = token_deltas(tokenizer, completion, group)
+    return drive_vllm(parser_class(template, tool=tool, reasoning=reasoning), tokenizer, request, deltas, prompt)
 
 
 def parse_through_vllm(
