@@ -285,14 +285,7 @@ class AssistantAssembler:
         """Text read before it could be told apart is now known to be reasoning or content."""
         pieces, self._undecided = self._undecided, []
         for piece in pieces:
-            if as_reasoning:
-                self._reasoning.append(piece.text)
-                self._span("reasoning", piece.start, piece.end)
-                self._emit(ReasoningDelta(piece.text))
-            else:
-                self._content.append(piece.text)
-                self._span("content", piece.start, piece.end)
-                self._emit(ContentDelta(piece.text))
+            self._add_text(piece, as_reasoning=as_reasoning)
 
     def _open_call(self, piece: Piece) -> None:
         call = ToolCallBlock(start=piece.start, raw=[piece.text])
@@ -313,9 +306,12 @@ class AssistantAssembler:
     def _text(self, piece: Piece) -> None:
         """Text where the format has a place for it: reasoning inside an open reasoning block,
         content otherwise."""
-        if self._in_reasoning:
-            if piece.text.strip():
-                self._resumed_empty = False
+        if self._in_reasoning and piece.text.strip():
+            self._resumed_empty = False
+        self._add_text(piece, as_reasoning=self._in_reasoning)
+
+    def _add_text(self, piece: Piece, *, as_reasoning: bool) -> None:
+        if as_reasoning:
             self._reasoning.append(piece.text)
             self._span("reasoning", piece.start, piece.end)
             self._emit(ReasoningDelta(piece.text))
