@@ -26,7 +26,7 @@ from chatcodec.codec import Codec, load, load_from_tokenizer
 from chatcodec.errors import ChatCodecError, TemplateNotFoundError
 from chatcodec.events import ContentDelta, Diagnostic, Event, ReasoningDelta
 from chatcodec.formats.syntax import ReasoningSyntax
-from chatcodec.messages import ToolCall
+from chatcodec.messages import ToolCall, parse_tools
 from chatcodec.parse.spans import Span
 from chatcodec.parse.stream import StreamParser
 from chatcodec.render.loading import tokenizer_special_tokens
@@ -52,7 +52,7 @@ def codec_for(tokenizer: Any) -> Codec:
     family = os.environ.get(FAMILY_VARIABLE) or None
     override = os.environ.get(TEMPLATE_VARIABLE)
     if override:
-        return _load_override(override, tuple(sorted(tokenizer_special_tokens(tokenizer).items())), family)
+        return load_cached(override, tuple(sorted(tokenizer_special_tokens(tokenizer).items())), family)
     try:
         return load_from_tokenizer(tokenizer, family=family)
     except TemplateNotFoundError as missing:
@@ -64,7 +64,7 @@ def codec_for(tokenizer: Any) -> Codec:
         if bundled not in _WARNED:
             _WARNED.add(bundled)
             logger.warning("the tokenizer has no chat template: parsing with the bundled %r template", bundled)
-        return _load_override(bundled, (), family)
+        return load_cached(bundled, family=family)
 
 
 def _bundled_for_vocabulary(tokenizer: Any) -> str | None:
@@ -79,8 +79,28 @@ def _bundled_for_vocabulary(tokenizer: Any) -> str | None:
 
 
 @lru_cache(maxsize=8)
-def _load_override(name: str, special_tokens: tuple[tuple[str, str], ...], family: str | None) -> Codec:
+def load_cached(name: str, special_tokens: tuple[tuple[str, str], ...] = (), family: str | None = None) -> Codec:
+    """``chatcodec.load``, once per name: servers build parsers per request."""
     return load(name, special_tokens=dict(special_tokens) or None, family=family)
+
+
+def tool_definitions(tools: Any) -> list[Any]:
+    """A server's tool objects as chatcodec takes them: definitions, so arguments are read
+    with their schemas; a definition chatcodec cannot read, or a flat function tool (the
+    Responses API), by its name."""
+    definitions: list[Any] = []
+    for tool in tools or []:
+        function = getattr(tool, "function", None)
+        if function is not None:  # {"type": "function", "function": {...}}
+            definition = tool.model_dump(exclude_none=True)
+            try:
+                parse_tools([definition])
+            except ChatCodecError:
+                definition = function.name  # it still names a tool the model may call
+            definitions.append(definition)
+        elif getattr(tool, "name", None):
+            definitions.append(tool.name)
+    return definitions
 
 
 @dataclass
@@ -127,20 +147,20 @@ class ReasoningHalf:
         stream = self._stream
         self._fed.append(text)
         events = self._note(stream.feed(text))
-        spans = stream.spans
         state = stream.state
+        read_upto = stream.spans_end
         # A call has begun (its text may all be held until it closes), or something else was
         # read; text the parser merely holds back (the start of a possible ``<think>``) has not
         # left reasoning yet, whatever state the parser shows meanwhile.
         left = (
             state == "tool_call"
-            or (state not in ("reasoning", "undecided") and bool(spans))
+            or (state not in ("reasoning", "undecided") and read_upto > 0)
             or any(not isinstance(event, ReasoningDelta | Diagnostic) for event in events)
         )
         if not left:
-            self._emitted_upto = spans[-1].end if spans else 0
+            self._emitted_upto = read_upto
             return Split(reasoning="".join(event.text for event in events if isinstance(event, ReasoningDelta)))
-        return self._hand_over(spans, ended=state == "ended")
+        return self._hand_over(stream.spans, ended=state == "ended")
 
     def _hand_over(self, spans: list[Span], *, ended: bool) -> Split:
         self.handed_over = True

@@ -25,9 +25,16 @@ from sglang.srt.function_call.core_types import StreamingParseResult, ToolCallIt
 from sglang.srt.parser.reasoning_parser import BaseReasoningFormatDetector
 from sglang.srt.parser.reasoning_parser import StreamingParseResult as ReasoningResult
 
-from chatcodec.adapters.handover import TEMPLATE_VARIABLE, ReasoningHalf, ToolHalf, codec_for
+from chatcodec.adapters.handover import (
+    TEMPLATE_VARIABLE,
+    ReasoningHalf,
+    ToolHalf,
+    codec_for,
+    load_cached,
+    tool_definitions,
+)
 from chatcodec.adapters.openai import ChunkAdapter
-from chatcodec.codec import Codec, load
+from chatcodec.codec import Codec
 from chatcodec.errors import ChatCodecError
 from chatcodec.events import ContentDelta, Event
 
@@ -41,25 +48,11 @@ def _codec(tokenizer: Any) -> Codec | None:
     if tokenizer is not None:
         return codec_for(tokenizer)
     override = os.environ.get(TEMPLATE_VARIABLE)
-    return _bundled(override) if override else None
-
-
-@lru_cache(maxsize=8)
-def _bundled(name: str) -> Codec:
-    return load(name)
+    return load_cached(override) if override else None
 
 
 def _for_tag(tag_start: str) -> Codec:
-    return _bundled("deepseek" if tag_start.startswith("<｜") else "qwen3")
-
-
-def _tool_definitions(tools: Any) -> list[Any]:
-    definitions: list[Any] = []
-    for tool in tools or []:
-        function = getattr(tool, "function", None)
-        if function is not None:
-            definitions.append(tool.model_dump(exclude_none=True))
-    return definitions
+    return load_cached("deepseek" if tag_start.startswith("<｜") else "qwen3")
 
 
 @lru_cache(maxsize=32)
@@ -137,11 +130,11 @@ class ChatcodecDetector(BaseFormatDetector):  # type: ignore[misc]
     def _new_half(self, tools: Any) -> ToolHalf:
         assert self.codec is not None
         # Think blocks the tool detector sees are text: SGLang has nowhere else to put them.
-        return ToolHalf(self.codec, _tool_definitions(tools), think_blocks_as_text=True)
+        return ToolHalf(self.codec, tool_definitions(tools), think_blocks_as_text=True)
 
     def _read_whole(self, text: str, tools: Any) -> StreamingParseResult:
         codec = self.codec or _for_tag(text[text.find("<") :] if "<" in text else "")
-        half = ToolHalf(codec, _tool_definitions(tools) if tools is not None else None, think_blocks_as_text=True)
+        half = ToolHalf(codec, tool_definitions(tools) if tools is not None else None, think_blocks_as_text=True)
         events, found = half.read(text)
         content = "".join(event.text for event in events if isinstance(event, ContentDelta))
         calls = [
@@ -172,7 +165,7 @@ class ChatcodecReasoningDetector(BaseReasoningFormatDetector):  # type: ignore[m
         tokenizer: Any = None,
         **options: Any,
     ) -> None:
-        codec = _codec(tokenizer) or _bundled("qwen3")
+        codec = _codec(tokenizer) or load_cached("qwen3")
         syntax = codec.format.reasoning
         super().__init__(
             think_start_token=syntax.open_tag if syntax else "",

@@ -31,11 +31,9 @@ from vllm.entrypoints.generate.base.protocol import (
 from vllm.reasoning.abs_reasoning_parsers import ReasoningParser
 from vllm.tool_parsers.abstract_tool_parser import ToolParser
 
-from chatcodec.adapters.handover import ReasoningHalf, ToolHalf, closed_prefill, codec_for
+from chatcodec.adapters.handover import ReasoningHalf, ToolHalf, closed_prefill, codec_for, tool_definitions
 from chatcodec.adapters.openai import ChunkAdapter
-from chatcodec.errors import ChatCodecError
 from chatcodec.events import ContentDelta, Diagnostic, Event
-from chatcodec.messages import parse_tools
 
 # The prompt's state is read from its last assistant header on: the generation prompt and any
 # prefill are in the last few hundred tokens of any prompt.
@@ -46,26 +44,11 @@ CLOSE_TAG_WINDOW = 16
 
 
 def _tool_definitions(request: Any) -> list[Any]:
-    """The request's tools as chatcodec takes them (definitions, so arguments are read with
-    their schemas); none when the request forbids calls, so a call the model writes anyway
-    stays in the content instead of vanishing."""
-    tools = getattr(request, "tools", None)
-    if not tools or getattr(request, "tool_choice", None) == "none":
+    """The request's tools; none when the request forbids calls, so a call the model writes
+    anyway stays in the content instead of vanishing."""
+    if getattr(request, "tool_choice", None) == "none":
         return []
-    definitions: list[Any] = []
-    for tool in tools:
-        function = getattr(tool, "function", None)
-        if function is not None:  # chat completions: {"type": "function", "function": {...}}
-            definition = tool.model_dump(exclude_none=True)
-            try:
-                parse_tools([definition])
-            except ChatCodecError:
-                # A definition chatcodec cannot read still names a tool the model may call.
-                definition = function.name
-            definitions.append(definition)
-        elif getattr(tool, "name", None):  # the Responses API: a flat function tool
-            definitions.append(tool.name)
-    return definitions
+    return tool_definitions(getattr(request, "tools", None))
 
 
 class ChatcodecToolParser(ToolParser):  # type: ignore[misc]

@@ -221,6 +221,13 @@ class AssistantAssembler:
         return list(self._diagnostics)
 
     @property
+    def spans_end(self) -> int:
+        """Where the spans so far end (0 before the first): what was read, less held-back text."""
+        if self._open_span is not None:
+            return int(self._open_span[2])
+        return self._spans[-1].end if self._spans else 0
+
+    @property
     def spans(self) -> list[Span]:
         spans = list(self._spans)
         if self._open_span is not None:

@@ -102,6 +102,12 @@ class StreamParser:
         return self._assembler.diagnostics
 
     @property
+    def spans_end(self) -> int:
+        """Where the spans of the text read so far end, without building them (0 before the
+        first span): the text read, less what the engine holds back."""
+        return self._assembler.spans_end
+
+    @property
     def spans(self) -> list[Span]:
         """The spans of the text read so far (the last may still grow; text the engine holds
         back, such as a possible delimiter's first characters, is in none yet). A copy: read it
