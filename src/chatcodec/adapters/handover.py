@@ -35,7 +35,6 @@ logger = logging.getLogger("chatcodec")
 
 TEMPLATE_VARIABLE = "CHATCODEC_TEMPLATE"
 FAMILY_VARIABLE = "CHATCODEC_FAMILY"
-REASONING_DELIMITERS = frozenset({"THINK_OPEN", "THINK_CLOSE"})
 
 
 # Tokenizers that carry no chat template (test tokenizers, some conversions) are matched to a
@@ -129,7 +128,10 @@ class ReasoningHalf:
     ) -> None:
         self.codec = codec
         self.resend_reasoning = resend_reasoning
-        self._lead = codec.format.framing.lead_terminal
+        found = codec.format
+        # Spans that belong to reasoning or to the turn's start, not to the answer after it.
+        lead = found.framing.lead_terminal
+        self._reasoning_side = found.reasoning_open | found.reasoning_close | ({lead} if lead else set())
         self.format = codec.format
         self.prompt = prompt
         self.inside_reasoning = inside_reasoning
@@ -166,7 +168,7 @@ class ReasoningHalf:
         self.handed_over = True
         whole = "".join(self._fed)
         self._fed.clear()
-        cut = _leaving_point(spans, self._lead)
+        cut = self._leaving_point(spans)
         # Reasoning left open goes on after what interrupted it (a call), unless the output ended.
         inside = self._open_at(spans, cut) and not (ended or self._ends_at(spans, cut))
         if self.resend_reasoning and inside:
@@ -177,16 +179,16 @@ class ReasoningHalf:
             start = self._emitted_upto
             if not self._open_at(spans, start):
                 for span in spans:
-                    if span.name == "THINK_OPEN" and start <= span.start < cut:
+                    if span.name in self.format.reasoning_open and start <= span.start < cut:
                         start = span.start
                         break
-            return Split(rest=self._handover(whole, _after_openers(spans, start), inside))
+            return Split(rest=self._handover(whole, self._after_openers(spans, start), inside))
         reasoning = "".join(
             whole[max(span.start, self._emitted_upto) : min(span.end, cut)]
             for span in spans
             if span.kind == "reasoning" and span.end > self._emitted_upto and span.start < cut
         )
-        start = _after_openers(spans, cut) if inside else cut
+        start = self._after_openers(spans, cut) if inside else cut
         return Split(reasoning=reasoning, rest=self._handover(whole, start, inside))
 
     def finish(self) -> tuple[str, str]:
@@ -208,9 +210,9 @@ class ReasoningHalf:
         stream = self._new_stream()
         self._note(stream.feed(output) + stream.close())
         spans = stream.spans
-        cut = _leaving_point(spans, self._lead)
+        cut = self._leaving_point(spans)
         inside = self._open_at(spans, cut) and not self._ends_at(spans, cut)
-        start = _after_openers(spans, cut) if inside else cut
+        start = self._after_openers(spans, cut) if inside else cut
         return stream.message.reasoning_content or "", self._handover(output, start, inside)
 
     def _new_stream(self) -> StreamParser:
@@ -241,6 +243,30 @@ class ReasoningHalf:
                 return span.name in self.format.end
         return False
 
+    def _after_openers(self, spans: list[Span], start: int) -> int:
+        """Past the opening tags at ``start``: the marker stands for them (a block's own tag, or a
+        repeated one, which reads as nothing more)."""
+        for span in spans:
+            if span.start == start and span.name in self.format.reasoning_open:
+                start = span.end
+            elif span.start > start:
+                break
+        return start
+
+    def _leaving_point(self, spans: list[Span]) -> int:
+        """Where the text leaves reasoning: the start of its first span that is neither reasoning,
+        a think tag nor the delimiter some framings write between the assistant header and the
+        answer (Reka's space, GLM's newline: the turn's, not to be read again); or, when
+        none is written yet (a call's opening tag is a span only once the call is read), the end of
+        the last of those (0 when there is none)."""
+        last_reasoning_end = 0
+        for span in spans:
+            if span.kind == "reasoning" or span.name in self._reasoning_side:
+                last_reasoning_end = span.end
+            else:
+                return span.start
+        return last_reasoning_end
+
     def _open_at(self, spans: list[Span], cut: int) -> bool:
         """Is a think block open at ``cut`` (opened by the prompt or the text, not closed)?"""
         if self.prompt is not None:
@@ -250,9 +276,9 @@ class ReasoningHalf:
         for span in spans:
             if span.start >= cut:
                 break
-            if span.name == "THINK_OPEN" or span.kind == "reasoning":
+            if span.name in self.format.reasoning_open or span.kind == "reasoning":
                 opened = True
-            elif span.name == "THINK_CLOSE":
+            elif span.name in self.format.reasoning_close:
                 opened = False
         return opened
 
@@ -282,17 +308,6 @@ def _closed_prefill(codec: Codec, template_kwargs: str) -> str | None:
     return state.prefill if state.state == "content" and state.prefill else None
 
 
-def _after_openers(spans: list[Span], start: int) -> int:
-    """Past the opening tags at ``start``: the marker stands for them (a block's own tag, or a
-    repeated one, which reads as nothing more)."""
-    for span in spans:
-        if span.start == start and span.name == "THINK_OPEN":
-            start = span.end
-        elif span.start > start:
-            break
-    return start
-
-
 def _inside_marker(syntax: ReasoningSyntax) -> str:
     """What goes before text handed over from inside a think block: the opening tag twice.
     A parser reads a repeated opening tag as one, and text after a closed block that merely
@@ -304,21 +319,6 @@ def _whole_tag(spellings: Sequence[str], tag: str) -> str:
     """The tag with all the whitespace any spelling of it takes after it: a tag written before
     handed-over text must not take that text's leading whitespace as its own."""
     return max((spelling for spelling in spellings if spelling.startswith(tag)), key=len, default=tag)
-
-
-def _leaving_point(spans: list[Span], lead: str | None) -> int:
-    """Where the text leaves reasoning: the start of its first span that is neither reasoning,
-    a think tag nor the delimiter some framings write between the assistant header and the
-    answer (``lead``: Reka's space, GLM's newline: the turn's, not to be read again); or, when
-    none is written yet (a call's opening tag is a span only once the call is read), the end of
-    the last of those (0 when there is none)."""
-    last_reasoning_end = 0
-    for span in spans:
-        if span.kind == "reasoning" or span.name in REASONING_DELIMITERS or (lead is not None and span.name == lead):
-            last_reasoning_end = span.end
-        else:
-            return span.start
-    return last_reasoning_end
 
 
 class ToolHalf:
