@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
+from functools import lru_cache
 import warnings
 from datetime import datetime
 from pathlib import Path
@@ -465,10 +465,6 @@ def load(
     return Codec(template, clock=clock, family=family)
 
 
-_TOKENIZER_CODECS: OrderedDict[tuple[str, tuple[tuple[str, str], ...], str | None], Codec] = OrderedDict()
-_TOKENIZER_CODECS_SIZE = 32
-
-
 def load_from_tokenizer(tokenizer: Any, *, template_name: str | None = None, family: str | None = None) -> Codec:
     """The codec of a loaded tokenizer's own chat template (``tokenizer.chat_template``), with
     its special tokens: what a server that holds the tokenizer, not the model folder, needs.
@@ -477,14 +473,31 @@ def load_from_tokenizer(tokenizer: Any, *, template_name: str | None = None, fam
     template once), so calling this for every request costs a dictionary lookup.
     """
     template = template_from_tokenizer(tokenizer, template_name=template_name)
-    key = (template.source, tuple(sorted(template.special_tokens.items())), family)
-    codec = _TOKENIZER_CODECS.get(key)
-    if codec is None:
-        check_syntax(template.source, template.name)
-        codec = Codec(template, family=family)
-        _TOKENIZER_CODECS[key] = codec
-        if len(_TOKENIZER_CODECS) > _TOKENIZER_CODECS_SIZE:
-            _TOKENIZER_CODECS.popitem(last=False)
-    else:
-        _TOKENIZER_CODECS.move_to_end(key)
-    return codec
+    return _codec_of(
+        template.source,
+        template.name,
+        tuple(sorted(template.special_tokens.items())),
+        tuple(sorted(template.alternatives.items())),
+        template.tool_use_source,
+        family,
+    )
+
+
+@lru_cache(maxsize=32)
+def _codec_of(
+    source: str,
+    name: str,
+    special_tokens: tuple[tuple[str, str], ...],
+    alternatives: tuple[tuple[str, str], ...],
+    tool_use_source: str | None,
+    family: str | None,
+) -> Codec:
+    check_syntax(source, name)
+    template = TemplateSource(
+        source=source,
+        name=name,
+        special_tokens=dict(special_tokens),
+        alternatives=dict(alternatives),
+        tool_use_source=tool_use_source,
+    )
+    return Codec(template, family=family)
