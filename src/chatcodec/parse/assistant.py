@@ -170,6 +170,33 @@ class AssistantAssembler:
                 self._handle(piece)
         return self._take_events()
 
+    def handle_text(self, kind: str, text: str, start: int) -> list[Event]:
+        """``handle`` of one piece of free text that continues a run (``Engine.continue_text``):
+        visible text goes straight to the message, anything else takes the general way."""
+        if start < self._base or self.silent or self._section_hold is not None:
+            return self.handle((Piece(kind, text, start),))
+        if kind == "CONTENT" and not self._in_reasoning:
+            self._content.append(text)
+            delta: Event = ContentDelta(text)
+            span_kind = "content"
+        elif kind == "REASONING":
+            self._reasoning.append(text)
+            delta = ReasoningDelta(text)
+            span_kind = "reasoning"
+        else:
+            return self.handle((Piece(kind, text, start),))
+        # The open span usually just grows: the same kind, ending where this text starts.
+        current = self._open_span
+        begin = start - self._base
+        if current is not None and current[2] == begin and current[0] == span_kind and current[3] is None:
+            current[2] = begin + len(text)
+        else:
+            self._span(span_kind, start, start + len(text))
+        if self._events:
+            self._events.append(delta)
+            return self._take_events()
+        return [delta]
+
     def compact(self) -> None:
         """Join the text pieces gathered so far (called every BLOCK deltas, so linear)."""
         if self._content:

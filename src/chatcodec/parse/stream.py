@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from chatcodec.parse.assistant import AssistantAssembler, ReaderState
-from chatcodec.parse.engine import Engine
+from chatcodec.parse.engine import STRAY, Engine
 from chatcodec.events import Diagnostic, Event, FinishReason
 from chatcodec.formats.base import Format
 from chatcodec.messages import Message
@@ -78,7 +78,11 @@ class StreamParser:
             self._chunk_blocks.append("".join(chunks))
             chunks.clear()
             self._assembler.compact()
-        return self._assembler.handle(self._engine.feed(text))
+        engine = self._engine
+        start = engine.continue_text(text)
+        if start >= 0:
+            return self._assembler.handle_text(engine.run or STRAY, text, start)
+        return self._assembler.handle(engine.feed(text))
 
     def close(self) -> list[Event]:
         if self._closed:
