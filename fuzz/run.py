@@ -321,7 +321,9 @@ def check(codec: chatcodec.Codec, case: Case, rng: random.Random) -> list[str]:
 # -- running ------------------------------------------------------------------------------------
 
 
-def run(names: list[str], seed: int, per_format: int, max_size: int, log: Callable[[str], None]) -> dict[str, list[str]]:
+def run(
+    names: list[str], seed: int, per_format: int, max_size: int, log: Callable[[str], None], progress: int = 0
+) -> dict[str, list[str]]:
     violations: dict[str, list[str]] = {}
     for name in names:
         codec = load(name)
@@ -333,6 +335,10 @@ def run(names: list[str], seed: int, per_format: int, max_size: int, log: Callab
             case_rng = random.Random(f"{seed}:{name}:{number}")
             for problem in check(codec, case, case_rng):
                 found.append(f"{name} input {number} ({case.text[:80]!r}, prompt={case.prompt is not None}): {problem}")
+                log(found[-1])
+            if progress and (number + 1) % progress == 0 and number + 1 < per_format:
+                # A long run reports as it goes, so a stopped run still says how far it got.
+                log(f"{name:16} {number + 1} inputs so far, {len(found)} violations, {time.perf_counter() - started:.1f} s")
         violations[name] = found
         log(f"{name:16} {per_format} inputs, {len(found)} violations, {time.perf_counter() - started:.1f} s")
     return violations
@@ -344,8 +350,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--per-format", type=int, default=1000)
     parser.add_argument("--max-size", type=int, default=2000, help="characters per input, at most")
     parser.add_argument("--format", action="append", choices=sorted(FORMATS), help="only this format (repeatable)")
+    parser.add_argument("--progress", type=int, default=0, metavar="N", help="report every N inputs of a format")
     args = parser.parse_args(argv)
-    violations = run(args.format or list(FORMATS), args.seed, args.per_format, args.max_size, lambda m: print(m, flush=True))
+    violations = run(
+        args.format or list(FORMATS), args.seed, args.per_format, args.max_size, lambda m: print(m, flush=True), args.progress
+    )
     total = sum(len(found) for found in violations.values())
     for found in violations.values():
         for line in found[:20]:
