@@ -55,3 +55,16 @@ def test_round_trips_report_delimiters_in_tool_definitions() -> None:
     risks = [loss for loss in report.losses if loss.kind == "injection_risk"]
     assert {loss.field for loss in risks} == {"tools[0].function.description"}
     assert not report.lossless
+
+
+def test_a_variable_that_contains_itself_is_refused_not_walked_forever() -> None:
+    looped: dict[str, object] = {"note": "<|im_start|>"}
+    looped["self"] = looped
+    listed: list[object] = ["x"]
+    listed.append(listed)
+    assert [(f.field, f.token) for f in QWEN3.find_special_tokens([], looped=looped)] == [
+        ("variables.looped.note", "<|im_start|>")
+    ]
+    for value in (looped, listed):
+        with pytest.raises(chatcodec.InvalidMessageError, match="nested too deeply"):
+            QWEN3.render([{"role": "user", "content": "hi"}], value=value, on_special_tokens="ignore")

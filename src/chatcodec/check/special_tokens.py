@@ -78,27 +78,64 @@ def find_special_tokens(
         return []
     messages = list(messages)
     tools = list(tools) if tools is not None else None
-    try:
-        # The usual answer is "none": one search over the JSON text (tokens have no characters
-        # JSON escapes) says so at C speed; only a hit walks the fields to name them.
-        if pattern.search(json.dumps([messages, tools, variables], ensure_ascii=False, default=str)) is None:
-            return []
-    except (TypeError, ValueError, RecursionError):
-        pass
-    found: list[SpecialTokenFinding] = []
     roots: list[tuple[Any, str]] = [(message, f"messages[{i}]") for i, message in enumerate(messages)]
     roots += [(tool, f"tools[{i}]") for i, tool in enumerate(tools or [])]
     roots += [(value, f"variables.{name}") for name, value in (variables or {}).items()]
+    # The usual answer is "none": one search over all the strings joined says so at C speed;
+    # only a hit walks the fields again to name them.
+    if pattern.search("\x00".join(_strings([value for value, _ in roots]))) is None:
+        return []
+    found: list[SpecialTokenFinding] = []
     pending = roots[::-1]
+    seen: set[int] = set()
     while pending:
         value, where = pending.pop()
         if isinstance(value, str):
             found += [SpecialTokenFinding(where, match.group(), match.start()) for match in pattern.finditer(value)]
-        elif isinstance(value, Mapping):
-            pending += [(item, f"{where}.{key}") for key, item in reversed(list(value.items()))]
-        elif isinstance(value, (list, tuple)):
-            pending += [(item, f"{where}[{i}]") for i, item in reversed(list(enumerate(value)))]
+        elif isinstance(value, Mapping | list | tuple) and _first_visit(value, seen):
+            if isinstance(value, Mapping):
+                pending += [(item, f"{where}.{key}") for key, item in reversed(list(value.items()))]
+            else:
+                pending += [(item, f"{where}[{i}]") for i, item in reversed(list(enumerate(value)))]
     return found
+
+
+_SCALARS = (int, float, bool, type(None))
+
+
+def _first_visit(container: object, seen: set[int]) -> bool:
+    # A value that contains itself is walked once.
+    if id(container) in seen:
+        return False
+    seen.add(id(container))
+    return True
+
+
+def _strings(roots: list[Any]) -> list[str]:
+    """Every string value in ``roots`` (through mappings, lists and tuples), each container once."""
+    strings: list[str] = []
+    pending = list(roots)
+    seen: set[int] = set()
+    while pending:
+        value = pending.pop()
+        kind = type(value)
+        if kind is str:
+            strings.append(value)
+        elif kind is dict:
+            if id(value) not in seen:
+                seen.add(id(value))
+                pending.extend(value.values())
+        elif kind is list:
+            if id(value) not in seen:
+                seen.add(id(value))
+                pending.extend(value)
+        elif kind in _SCALARS:
+            continue
+        elif isinstance(value, str):
+            strings.append(value)
+        elif isinstance(value, Mapping | list | tuple) and _first_visit(value, seen):
+            pending.extend(value.values() if isinstance(value, Mapping) else value)
+    return strings
 
 
 def describe_findings(findings: list[SpecialTokenFinding], template: str) -> str:

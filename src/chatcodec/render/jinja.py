@@ -191,6 +191,9 @@ def clock(now: Clock) -> Iterator[None]:
         _clock.reset(token)
 
 
+_PLAIN = frozenset((str, int, float, bool, type(None)))
+
+
 def plain_data(value: Any) -> Any:
     """Rebuild ``value`` from plain JSON-like types, as transformers does for everything a template sees.
 
@@ -198,8 +201,18 @@ def plain_data(value: Any) -> Any:
     so anything that is not a string, number, bool, None, mapping, list, tuple, dataclass or
     pydantic model becomes an inert placeholder such as ``"<Path>"``.
     """
-    if value is None or type(value) in (str, int, float, bool):
+    kind = type(value)
+    if kind in _PLAIN:
         return value
+    # Plain dicts and lists of plain values are nearly everything a caller passes: their items
+    # are checked inline, without a call each.
+    if kind is dict:
+        return {
+            key if type(key) is str else plain_data(key): item if type(item) in _PLAIN else plain_data(item)
+            for key, item in value.items()
+        }
+    if kind is list:
+        return [item if type(item) in _PLAIN else plain_data(item) for item in value]
     if isinstance(value, str):
         return str.__str__(value)  # subclasses (enums...) carry methods: keep only the text
     if isinstance(value, int):
