@@ -21,7 +21,7 @@ from chatcodec.formats.base import Format
 from chatcodec.formats.describe import describe
 from chatcodec.render.loading import TemplateSource, find_template, template_from_tokenizer
 from chatcodec.check.masks import RenderedConversation
-from chatcodec.messages import Message, Tool, parse_messages, parse_tools, plain_hf_messages
+from chatcodec.messages import Message, Tool, parse_messages, parse_tools, plain_hf_messages, tool_dicts
 from chatcodec.render.jinja import check_syntax, clock, render_source, template_needs
 from chatcodec.check.roundtrip import Loss, RoundTripReport, compare, text_loss
 from chatcodec.check.special_tokens import (
@@ -237,10 +237,8 @@ class Codec:
         """Where the caller's messages, tools and variables spell the template's special tokens."""
         source = self.source_for(tools)
         message_dicts, _ = self._template_messages(messages, source)
-        validated_tools = parse_tools(tools)
-        tool_dicts = [tool.to_dict() for tool in validated_tools] if validated_tools is not None else None
         pattern = template_tokens(source, tuple(self.special_tokens.values()))
-        return find_special_tokens(pattern, message_dicts, tool_dicts, template_kwargs)
+        return find_special_tokens(pattern, message_dicts, tool_dicts(tools), template_kwargs)
 
     def render_with_generation_spans(
         self,
@@ -268,17 +266,16 @@ class Codec:
             raise InvalidMessageError("continue_final_message and add_generation_prompt cannot be used together")
         source = self.source_for(tools)
         message_dicts, plain = self._template_messages(messages, source)
-        validated_tools = parse_tools(tools)
-        tool_dicts = [tool.to_dict() for tool in validated_tools] if validated_tools is not None else None
+        definitions = tool_dicts(tools)
         if on_special_tokens != "ignore":
-            self._check_special_tokens(source, message_dicts, tool_dicts, template_kwargs, on_special_tokens)
+            self._check_special_tokens(source, message_dicts, definitions, template_kwargs, on_special_tokens)
         variables = {**self.special_tokens, **template_kwargs}
 
         def attempt(dicts: list[dict[str, Any]]) -> tuple[str, list[tuple[int, int]]]:
             return render_source(
                 source,
                 dicts,
-                tools=tool_dicts,
+                tools=definitions,
                 add_generation_prompt=add_generation_prompt,
                 variables=variables,
                 track_generation=track_generation,

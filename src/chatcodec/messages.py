@@ -425,6 +425,43 @@ def parse_tools(tools: Any) -> list[Tool] | None:
     return result
 
 
+def tool_dicts(tools: Any) -> list[dict[str, Any]] | None:
+    """``[tool.to_dict() for tool in parse_tools(tools)]``: the definitions as given, validated.
+    Definitions of the common shape (plain dicts, a non-empty string name, a string description,
+    a dict of parameters) are checked without building models."""
+    if tools is None:
+        return None
+    plain = _plain_tool_dicts(tools)
+    if plain is not None:
+        return plain
+    return [tool.to_dict() for tool in parse_tools(tools) or []]
+
+
+def _plain_tool_dicts(tools: Any) -> list[dict[str, Any]] | None:
+    # Every value accepted here is one ``Tool.model_validate`` accepts unchanged; anything else
+    # goes through it, for its conversions and its error messages.
+    if type(tools) is not list:
+        return None
+    out: list[dict[str, Any]] = []
+    for raw in tools:
+        if type(raw) is not dict:
+            return None
+        if "function" not in raw and "name" in raw:
+            raw = {"type": "function", "function": raw}  # a bare function schema
+        function = raw.get("function")
+        if type(function) is not dict or type(raw.get("type", "")) is not str:
+            return None
+        name = function.get("name")
+        description = function.get("description")
+        parameters = function.get("parameters")
+        if type(name) is not str or not name or (description is not None and type(description) is not str):
+            return None
+        if parameters is not None and (type(parameters) is not dict or not all(type(key) is str for key in parameters)):
+            return None
+        out.append(raw)
+    return out
+
+
 def _as_list(values: Any, what: str, item: str) -> list[Any]:
     """A list of the items of ``values``; a single object or a string is a mistake worth naming."""
     if isinstance(values, Mapping):
