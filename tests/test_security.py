@@ -192,6 +192,26 @@ def test_a_long_conversation_raises_the_limits_with_it() -> None:
 
 
 @pytest.mark.parametrize(
+    "source",
+    [
+        "{% for m in messages %}{{ m.content }}{{ m.content }}{% endfor %}",  # the output grows past max_output
+        "{% for m in messages %}{{ m.content ~ m.content ~ m.content }}{% endfor %}",  # a value past max_value
+    ],
+    ids=["output", "value"],
+)
+def test_limits_grow_with_the_input_when_first_reached(source: str) -> None:
+    # The caller's input is measured only once a limit is reached, then the limit grows with it.
+    from chatcodec.render.jinja import render_source
+
+    content = "x" * 11_000_000
+    text, _ = render_source(source, [{"role": "user", "content": content}])
+    assert len(text) >= 22_000_000
+    with chatcodec.render_limits(chatcodec.RenderLimits(per_input=0)):
+        with pytest.raises(chatcodec.TemplateSecurityError, match="limit"):
+            render_source(source, [{"role": "user", "content": content}])
+
+
+@pytest.mark.parametrize(
     "build",
     [
         lambda depth: [{"role": "user", "content": "hi"}, {"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": _nested(depth)}}]}],

@@ -251,13 +251,15 @@ def hf_template_messages(messages: Sequence[Mapping[str, Any]], *, plain: bool =
     """
     result = []
     for message in messages:
-        if plain:
-            cleaned = {key: value for key, value in message.items() if value is not None}
+        if plain and isinstance(message, dict):
+            cleaned = message  # built without None values, and never changed by a render
         else:
             cleaned = {key: plain_data(value) for key, value in message.items() if value is not None}
-        reasoning = next((cleaned[key] for key in REASONING_FIELDS if key in cleaned), None)
-        if reasoning is not None:
-            cleaned = {"thinking": reasoning, **cleaned, "reasoning_content": reasoning}
+        for key in REASONING_FIELDS:
+            if key in cleaned:
+                reasoning = cleaned[key]
+                cleaned = {"thinking": reasoning, **cleaned, "reasoning_content": reasoning}
+                break
         result.append(cleaned)
     return result
 
@@ -332,7 +334,8 @@ def _mark_final_message(messages: list[dict[str, Any]], field: str, source: str)
     """Tag the end of the last message's ``field`` (every reasoning alias copy of it); return its text."""
     if not messages:
         raise InvalidMessageError("continue_final_message is set but the conversation is empty")
-    last = messages[-1]
+    # A copy is tagged: the dicts may be the caller's or shared with a retry.
+    last = messages[-1] = dict(messages[-1])
     final = last.get(field)
     if final is None:
         raise InvalidMessageError(f'continue_final_message is set but the final message has no "{field}"')
@@ -343,10 +346,12 @@ def _mark_final_message(messages: list[dict[str, Any]], field: str, source: str)
         raise InvalidMessageError(f'continue_final_message is set to "{field}", which the template never reads')
     if isinstance(final, (list, tuple)):
         # Content parts: continue the last text part.
-        for part in reversed(final):
+        parts = last[field] = list(final)
+        for index in reversed(range(len(parts))):
+            part = parts[index]
             if isinstance(part, dict) and "text" in part:
                 text = str(part["text"])
-                part["text"] = text + CONTINUE_TAG
+                parts[index] = {**part, "text": text + CONTINUE_TAG}
                 return text
         raise InvalidMessageError("continue_final_message is set but the final message has no text part")
     for name in fields:
@@ -380,7 +385,7 @@ def _run(
         # The text is counted as it is written: a loop of modest values adds up too.
         for block in template.generate(**context):
             written += len(block)
-            if written > limit:
+            if written > limit and written > (limit := max_output(written)):
                 raise SecurityError(f"template wrote more than {limit:,} characters (the max_output limit)")
             blocks.append(block)
     finally:

@@ -62,8 +62,40 @@ class RenderLimits:
 
 DEFAULT_LIMITS = RenderLimits()
 _limits: contextvars.ContextVar[RenderLimits] = contextvars.ContextVar("chatcodec_render_limits", default=DEFAULT_LIMITS)
-# The limits of the render under way, with the caller's input counted in: (max value, max output).
-_active: contextvars.ContextVar[tuple[int, int] | None] = contextvars.ContextVar("chatcodec_active_limits", default=None)
+
+
+class _Budget:
+    """The limits of the render under way, and the weights of the caller's values.
+
+    Both start without measuring the caller's values: the limits at their configured values, the
+    weights empty. The values are measured, once, the first time a value or the output reaches a
+    limit (which then grows by ``per_input`` for each of their characters) or a template weighs
+    a container (so that weighing ``messages`` in a loop stays linear). Most renders need neither.
+    """
+
+    __slots__ = ("max_value", "max_output", "known", "_values", "_per_input", "_measured")
+
+    def __init__(self, limits: RenderLimits, values: tuple[Any, ...]) -> None:
+        # The value limit is capped once here, not at each of the many checks of a render.
+        self.max_value = min(limits.max_value, MAX_SIZE)
+        self.max_output = limits.max_output
+        self.known: dict[int, int] = {}
+        self._values = values
+        self._per_input = limits.per_input
+        self._measured = False
+
+    def measure(self) -> bool:
+        """Measure the caller's values (the first time only: then True) and grow the limits."""
+        if self._measured:
+            return False
+        self._measured = True
+        size = sum(_measure(value, self.known) for value in self._values)
+        self.max_value = min(self.max_value + self._per_input * size, MAX_SIZE)
+        self.max_output += self._per_input * size
+        return True
+
+
+_active: contextvars.ContextVar[_Budget | None] = contextvars.ContextVar("chatcodec_active_limits", default=None)
 
 
 @contextmanager
@@ -76,15 +108,26 @@ def render_limits(limits: RenderLimits) -> Iterator[None]:
         _limits.reset(token)
 
 
-def _max_value() -> int:
-    active = _active.get()
-    return active[0] if active is not None else MAX_SIZE
+def _max_value(reached: int = 0) -> int:
+    """The largest value the render under way may build (grown with the caller's input once a
+    value of size ``reached`` passes the configured limit)."""
+    budget = _active.get()
+    if budget is None:
+        return MAX_SIZE
+    if reached > budget.max_value:
+        budget.measure()
+    return budget.max_value
 
 
-def max_output() -> int:
-    """The most text the render under way may write."""
-    active = _active.get()
-    return active[1] if active is not None else DEFAULT_LIMITS.max_output
+def max_output(reached: int = 0) -> int:
+    """The most text the render under way may write (grown with the caller's input once the
+    text written, ``reached``, passes the configured limit)."""
+    budget = _active.get()
+    if budget is None:
+        return DEFAULT_LIMITS.max_output
+    if reached > budget.max_output:
+        budget.measure()
+    return budget.max_output
 MAX_EXPONENT = 1000
 MAX_INT_BITS = 100_000
 # Digits inside a ``{...}`` replacement field of a format string (a width or precision).
@@ -92,12 +135,6 @@ _FORMAT_FIELD_NUMBER = re.compile(r"\{[^{}]*?(\d+)[^{}]*\}")
 # Width and precision of a printf-style conversion (``%999999999d``).
 _PERCENT_FIELD_NUMBER = re.compile(r"%[-+ #0]*(\d*)(?:\.(\d+))?")
 
-# The weights of the caller's own values (messages, tools, variables) during a render, by id:
-# they are measured once, not every time a template passes ``messages`` to a filter. They stay
-# alive for the whole render, so their ids cannot be reused.
-_known_weights: contextvars.ContextVar[dict[int, int] | None] = contextvars.ContextVar(
-    "chatcodec_known_weights", default=None
-)
 
 
 # What Jinja itself hands to filters (``pass_context``...): not template data.
@@ -110,7 +147,11 @@ def weight(value: Any, limit: int = MAX_SIZE) -> int:
     Shared parts count each time they occur, because printing repeats them: ``[s] * 1000`` weighs
     a thousand times ``s``.
     """
-    known = _known_weights.get() or {}
+    # The weights of the caller's own values (messages, tools, variables), by id: they are
+    # measured once, when a template first weighs a container, not every time it passes
+    # ``messages`` to a filter. They stay alive for the whole render, so their ids are not reused.
+    budget = _active.get()
+    known = budget.known if budget is not None else {}
     total = 0
     pending = [value]
     while pending and total <= limit:
@@ -121,15 +162,18 @@ def weight(value: Any, limit: int = MAX_SIZE) -> int:
             total += 1
         elif id(item) in known:
             total += known[id(item)]
-        elif isinstance(item, (list, tuple)):
-            total += len(item) + 1
-            if total <= limit:
-                pending.extend(item)
-        elif isinstance(item, Mapping):
-            total += len(item) + 1
-            if total <= limit:
-                pending.extend(item.keys())
-                pending.extend(item.values())
+        elif isinstance(item, (list, tuple, Mapping)):
+            if budget is not None and budget.measure() and id(item) in known:
+                total += known[id(item)]
+            elif isinstance(item, Mapping):
+                total += len(item) + 1
+                if total <= limit:
+                    pending.extend(item.keys())
+                    pending.extend(item.values())
+            else:
+                total += len(item) + 1
+                if total <= limit:
+                    pending.extend(item)
         else:
             total += 1
     return total
@@ -137,20 +181,13 @@ def weight(value: Any, limit: int = MAX_SIZE) -> int:
 
 @contextmanager
 def trusted_values(*values: Any) -> Iterator[None]:
-    """Measure the caller's values once for the duration of a render (see ``_known_weights``),
-    and set the render's limits from their size."""
-    known: dict[int, int] = {}
-    size = sum(_measure(value, known) for value in values)
-    limits = _limits.get()
-    token = _known_weights.set(known)
-    # The value limit is capped once here, not at each of the many checks of a render.
-    max_value = min(limits.max_value + limits.per_input * size, MAX_SIZE)
-    active = _active.set((max_value, limits.max_output + limits.per_input * size))
+    """Render with ``values`` as the caller's own (measured once, when first needed: see
+    ``_Budget``) and the limits they grow."""
+    token = _active.set(_Budget(_limits.get(), values))
     try:
         yield
     finally:
-        _active.reset(active)
-        _known_weights.reset(token)
+        _active.reset(token)
 
 
 _SCALARS = (int, float, bool, type(None))
@@ -184,7 +221,7 @@ def _measure(value: Any, known: dict[int, int]) -> int:
 
 
 def check_size(size: int, what: str = "a value") -> None:
-    limit = _max_value()
+    limit = _max_value(size)
     if size > limit:
         raise SecurityError(f"template tried to build {what} larger than {limit:,} characters (the max_value limit)")
 
@@ -205,8 +242,7 @@ def check_weight(*values: Any) -> None:
 
 
 def check_number(value: Any, where: str) -> None:
-    limit = _max_value()
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > limit:
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > (limit := _max_value(abs(value))):
         raise SecurityError(f"template passed the number {value} to {where}; more than {limit:,} is refused")
 
 
@@ -360,7 +396,10 @@ class ChatTemplateSandbox(ImmutableSandboxedEnvironment):
                 _check_int_bits(left.bit_length() * abs(right))
             return operator.pow(left, right)
         if operator_name == "+":
-            if isinstance(left, (str, list, tuple)) and isinstance(right, (str, list, tuple)):
+            if type(left) is str and type(right) is str:
+                # Most additions join two strings: their size is their lengths.
+                check_size(len(left) + len(right))
+            elif isinstance(left, (str, list, tuple)) and isinstance(right, (str, list, tuple)):
                 check_weight(left, right)
             return left + right
         if operator_name == "%":
