@@ -156,12 +156,17 @@ def weight(value: Any, limit: int = MAX_SIZE) -> int:
     pending = [value]
     while pending and total <= limit:
         item = pending.pop()
-        if isinstance(item, str):
+        kind = type(item)
+        if kind is str:
             total += len(item)
-        elif isinstance(item, _OPAQUE):
+        elif kind in _SCALARS:
             total += 1
         elif id(item) in known:
             total += known[id(item)]
+        elif isinstance(item, str):
+            total += len(item)
+        elif isinstance(item, _OPAQUE):
+            total += 1
         elif isinstance(item, (list, tuple, Mapping)):
             if budget is not None and budget.measure() and id(item) in known:
                 total += known[id(item)]
@@ -415,10 +420,17 @@ class ChatTemplateSandbox(ImmutableSandboxedEnvironment):
         return "".join(str(value) for value in values)
 
     def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:
-        name = getattr(__obj, "__name__", "a function")
-        for value in (*args, *kwargs.values()):
-            check_number(value, name)
-        check_weight(*args, *kwargs.values())
+        values = (*args, *kwargs.values()) if kwargs else args
+        total = 0
+        for value in values:
+            kind = type(value)
+            if kind is str:
+                total += len(value)
+                continue
+            if kind is not bool and isinstance(value, int):
+                check_number(value, getattr(__obj, "__name__", "a function"))
+            total += weight(value)
+        check_size(total)
         # The sandbox hands out str.format wrapped; the wrapped method says which string it is on.
         method = getattr(__obj, "__wrapped__", __obj)
         receiver = getattr(method, "__self__", None)
