@@ -317,3 +317,27 @@ def test_a_real_tool_exchange_is_not_named() -> None:
     ]
     transcript = codec.parse_transcript(codec.render(messages))
     assert [d for d in transcript.diagnostics if d.kind == "unanswered_tool_call"] == []
+
+
+def test_weighing_the_callers_values_in_a_loop_stays_linear(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A filter on ``messages`` inside the loop over them weighs ``messages`` each time: the
+    # caller's containers are measured once, so the work grows with the messages, not their square.
+    from chatcodec.render import sandbox
+    from chatcodec.render.jinja import render_source
+
+    measured = 0
+    original = sandbox._measure
+
+    def counting(value: object, known: dict[int, int]) -> int:
+        nonlocal measured
+        measured += 1
+        return original(value, known)
+
+    monkeypatch.setattr(sandbox, "_measure", counting)
+    source = "{% for m in messages %}{{ messages|length }}{{ m|tojson }}{% endfor %}"
+    work = []
+    for count in (200, 400):
+        measured = 0
+        render_source(source, [{"role": "user", "content": f"message {i}"} for i in range(count)])
+        work.append(measured)
+    assert 0 < work[0] and work[1] <= 2.2 * work[0]

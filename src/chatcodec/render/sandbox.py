@@ -23,7 +23,7 @@ import contextvars
 import functools
 import operator
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -67,32 +67,55 @@ _limits: contextvars.ContextVar[RenderLimits] = contextvars.ContextVar("chatcode
 class _Budget:
     """The limits of the render under way, and the weights of the caller's values.
 
-    Both start without measuring the caller's values: the limits at their configured values, the
-    weights empty. The values are measured, once, the first time a value or the output reaches a
-    limit (which then grows by ``per_input`` for each of their characters) or a template weighs
-    a container (so that weighing ``messages`` in a loop stays linear). Most renders need neither.
+    Neither measures the caller's values up front. The limits start at their configured values
+    and grow by ``per_input`` for each character of the caller's values the first time a value
+    or the output reaches one (the values are measured then, once). A container of the caller's
+    (the values, their items and the items' items: ``messages``, each message, its fields) is
+    measured the first time a template weighs it, and remembered, so that weighing ``messages``
+    in a loop stays linear. Most renders weigh a few of them, or none.
     """
 
-    __slots__ = ("max_value", "max_output", "known", "_values", "_per_input", "_measured")
+    __slots__ = ("max_value", "max_output", "known", "roots", "_values", "_per_input", "_grown")
 
     def __init__(self, limits: RenderLimits, values: tuple[Any, ...]) -> None:
         # The value limit is capped once here, not at each of the many checks of a render.
         self.max_value = min(limits.max_value, MAX_SIZE)
         self.max_output = limits.max_output
+        # Weights by id. Only the caller's containers are remembered: they stay alive for the
+        # whole render, so their ids cannot be reused by a value the template builds.
         self.known: dict[int, int] = {}
+        self.roots = _containers(values, depth=3)
         self._values = values
         self._per_input = limits.per_input
-        self._measured = False
+        self._grown = False
 
-    def measure(self) -> bool:
-        """Measure the caller's values (the first time only: then True) and grow the limits."""
-        if self._measured:
-            return False
-        self._measured = True
+    def grow(self) -> None:
+        """Grow the limits by the caller's values (the first time only)."""
+        if self._grown:
+            return
+        self._grown = True
         size = sum(_measure(value, self.known) for value in self._values)
         self.max_value = min(self.max_value + self._per_input * size, MAX_SIZE)
         self.max_output += self._per_input * size
-        return True
+
+
+def _containers(values: Iterable[Any], depth: int) -> set[int]:
+    """The ids of the lists, tuples and dicts in ``values``, down to ``depth`` levels."""
+    found: set[int] = set()
+    level = [value for value in values if type(value) in _CONTAINERS]
+    for _ in range(depth):
+        following: list[Any] = []
+        for container in level:
+            if id(container) in found:
+                continue
+            found.add(id(container))
+            items = container.values() if type(container) is dict else container
+            following += [item for item in items if type(item) in _CONTAINERS]
+        level = following
+    return found
+
+
+_CONTAINERS = frozenset((dict, list, tuple))
 
 
 _active: contextvars.ContextVar[_Budget | None] = contextvars.ContextVar("chatcodec_active_limits", default=None)
@@ -115,7 +138,7 @@ def _max_value(reached: int = 0) -> int:
     if budget is None:
         return MAX_SIZE
     if reached > budget.max_value:
-        budget.measure()
+        budget.grow()
     return budget.max_value
 
 
@@ -126,7 +149,7 @@ def max_output(reached: int = 0) -> int:
     if budget is None:
         return DEFAULT_LIMITS.max_output
     if reached > budget.max_output:
-        budget.measure()
+        budget.grow()
     return budget.max_output
 MAX_EXPONENT = 1000
 MAX_INT_BITS = 100_000
@@ -147,9 +170,8 @@ def weight(value: Any, limit: int = MAX_SIZE) -> int:
     Shared parts count each time they occur, because printing repeats them: ``[s] * 1000`` weighs
     a thousand times ``s``.
     """
-    # The weights of the caller's own values (messages, tools, variables), by id: they are
-    # measured once, when a template first weighs a container, not every time it passes
-    # ``messages`` to a filter. They stay alive for the whole render, so their ids are not reused.
+    # The caller's own containers are measured once (see ``_Budget``), not every time a template
+    # passes ``messages`` to a filter.
     budget = _active.get()
     known = budget.known if budget is not None else {}
     total = 0
@@ -163,14 +185,14 @@ def weight(value: Any, limit: int = MAX_SIZE) -> int:
             total += 1
         elif id(item) in known:
             total += known[id(item)]
+        elif budget is not None and id(item) in budget.roots:
+            total += _measure(item, known)  # remembered, with every container inside it
         elif isinstance(item, str):
             total += len(item)
         elif isinstance(item, _OPAQUE):
             total += 1
         elif isinstance(item, (list, tuple, Mapping)):
-            if budget is not None and budget.measure() and id(item) in known:
-                total += known[id(item)]
-            elif isinstance(item, Mapping):
+            if isinstance(item, Mapping):
                 total += len(item) + 1
                 if total <= limit:
                     pending.extend(item.keys())
