@@ -27,7 +27,7 @@ import pytest
 
 import chatcodec
 from chatcodec import ParseError
-from chatcodec.parse.engine import Engine
+from chatcodec.parse.assistant import AssistantAssembler
 from chatcodec.events import Event, ToolCallArgumentsDelta, ToolCallEnd, ToolCallStart
 from chatcodec.parse.json_scan import JsonWalk
 from chatcodec.parse.lexer import DelimiterMatcher, Found
@@ -308,6 +308,37 @@ def test_partial_delimiters_use_memory_in_proportion() -> None:
     assert peak <= 4 * len(text), f"{peak / len(text):.1f} bytes per character"
 
 
+@pytest.mark.parametrize("whole", [True, False], ids=["codec.parse", "feed-close"])
+def test_many_tool_calls_read_at_once_use_memory_in_proportion(whole: bool) -> None:
+    # Each call's JSON is decoded once to find its end; a long text read at once must not keep
+    # every call's decoded arguments alive until the end (in pieces waiting for the assembler,
+    # or in the events), which took 11 times the input.
+    arguments = json.dumps({"rows": [{"id": i, "name": f"item {i}", "tags": ["a", "b"]} for i in range(40)]})
+    text = "".join(call_text("qwen3", arguments) for _ in range(300)) + "<|im_end|>"
+    codec = chatcodec.load("qwen3")
+    codec.parse(text)  # tables and caches built before measuring
+
+    def read() -> object:
+        if whole:
+            return codec.parse(text)
+        parser = codec.stream()
+        events = parser.feed(text) + parser.close()
+        return parser.result(), events
+
+    peak = peak_memory(read)
+    assert peak <= 4 * len(text), f"{peak / len(text):.1f} bytes per character"
+
+
+def test_a_calls_end_event_decodes_its_arguments_when_read() -> None:
+    end = ToolCallEnd(0, '{"city": "Paris"}')
+    assert end.parsed == {"city": "Paris"} and end.parsed is end.parsed
+    assert end == ToolCallEnd(0, '{"city": "Paris"}', {"city": "Paris"})
+    assert ToolCallEnd(1, "{oops").parsed is None
+    assert ToolCallEnd(0, "[]", []).parsed == [] and ToolCallEnd(0, "1", None).parsed is None  # given wins
+    with pytest.raises(AttributeError, match="immutable"):
+        end.arguments = "{}"  # type: ignore[misc]
+
+
 # ---- deep nesting ----------------------------------------------------------------------------
 
 
@@ -486,7 +517,7 @@ class LexerAudit:
 
     def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
         search, match_at, hold_point = DelimiterMatcher.search, DelimiterMatcher.match_at, DelimiterMatcher.hold_point
-        scan, engine_feed, engine_close = JsonWalk.scan, Engine.feed, Engine.close
+        scan, handle = JsonWalk.scan, AssistantAssembler.handle
         audit = self
 
         def audited_search(matcher: DelimiterMatcher, text: str, pos: int, end: int, final: bool) -> Found | int:
@@ -509,22 +540,18 @@ class LexerAudit:
             audit.json_examined += max(0, upto - walk.pos)
             scan(walk, text, text_start, upto)
 
-        def audited_feed(engine: Engine, text: str) -> list[Any]:
-            pieces = engine_feed(engine, text)
+        def audited_handle(assembler: AssistantAssembler, pieces: Any) -> list[Any]:
+            # Every piece the engine hands out reaches the assembler (some while a long text is
+            # still being read), and only once.
+            pieces = list(pieces)
             audit.pieces += len(pieces)
-            return pieces
-
-        def audited_close(engine: Engine) -> list[Any]:
-            pieces = engine_close(engine)
-            audit.pieces += len(pieces)
-            return pieces
+            return handle(assembler, pieces)
 
         monkeypatch.setattr(DelimiterMatcher, "search", audited_search)
         monkeypatch.setattr(DelimiterMatcher, "match_at", audited_match_at)
         monkeypatch.setattr(DelimiterMatcher, "hold_point", audited_hold_point)
         monkeypatch.setattr(JsonWalk, "scan", audited_scan)
-        monkeypatch.setattr(Engine, "feed", audited_feed)
-        monkeypatch.setattr(Engine, "close", audited_close)
+        monkeypatch.setattr(AssistantAssembler, "handle", audited_handle)
 
 
 def random_deltas(seed: int) -> tuple[int, ...]:

@@ -143,10 +143,7 @@ class Codec:
         reasoning: bool | None = None,
     ) -> ParseResult:
         """Parse a whole completion: the message, finish reason, diagnostics and spans."""
-        parser = self.stream(prompt, tools=tools, strict=strict, reasoning=reasoning)
-        parser.feed(completion)
-        parser.close()
-        return parser.result()
+        return self.stream(prompt, tools=tools, strict=strict, reasoning=reasoning).parse_whole(completion)
 
     def parse(
         self,

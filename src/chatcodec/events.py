@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any, Literal, Union
 
@@ -35,17 +36,56 @@ class ToolCallArgumentsDelta:
     text: str
 
 
-@dataclass(frozen=True, slots=True)
+_UNREAD = object()  # ``ToolCallEnd.parsed`` not decoded yet
+
+
 class ToolCallEnd:
     """The call is complete: ``arguments`` is the whole JSON text, ``parsed`` its value
     (``None`` when the text is not valid JSON; a diagnostic says so). ``id`` is set when the
     model wrote the call's id after its start (Mistral writes ``"id"`` after the arguments):
-    it replaces the id ``ToolCallStart`` announced."""
+    it replaces the id ``ToolCallStart`` announced.
+
+    Without a ``parsed`` given, the value is decoded from ``arguments`` when first read: a
+    completion read at once holds its events until the end, and decoded arguments take several
+    times the memory of their text.
+    """
+
+    __slots__ = ("index", "arguments", "id", "_parsed")
+    __match_args__ = ("index", "arguments", "parsed", "id")
 
     index: int
     arguments: str
-    parsed: Any
-    id: str | None = None
+    id: str | None
+    _parsed: Any
+
+    def __init__(self, index: int, arguments: str, parsed: Any = _UNREAD, id: str | None = None) -> None:
+        for name, value in (("index", index), ("arguments", arguments), ("id", id), ("_parsed", parsed)):
+            object.__setattr__(self, name, value)
+
+    @property
+    def parsed(self) -> Any:
+        parsed = self._parsed
+        if parsed is _UNREAD:
+            try:
+                parsed = json.loads(self.arguments)
+            except (json.JSONDecodeError, RecursionError):
+                parsed = None
+            object.__setattr__(self, "_parsed", parsed)
+        return parsed
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"ToolCallEnd is immutable: cannot set {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ToolCallEnd):
+            return NotImplemented
+        return (self.index, self.arguments, self.id, self.parsed) == (other.index, other.arguments, other.id, other.parsed)
+
+    def __hash__(self) -> int:
+        return hash((self.index, self.arguments, self.id))
+
+    def __repr__(self) -> str:
+        return f"ToolCallEnd(index={self.index!r}, arguments={self.arguments!r}, parsed={self.parsed!r}, id={self.id!r})"
 
 
 DiagnosticKind = Literal[

@@ -88,6 +88,9 @@ class AssistantAssembler:
         self._section_state: str | None = None
         self._base = base
         self.silent = False
+        # False when nobody reads the events (a whole completion parsed at once): a call's
+        # events hold its decoded arguments, which are then let go as soon as the call ends.
+        self.keep_events = True
 
     def start_after_prefill(self, base: int) -> None:
         """Forget what the prompt's prefill produced; positions now count from ``base``.
@@ -282,7 +285,7 @@ class AssistantAssembler:
         return events
 
     def _emit(self, event: Event) -> None:
-        if not self.silent:
+        if not self.silent and self.keep_events:
             self._events.append(event)
 
     def _diagnose(self, kind: str, position: int, message: str) -> None:

@@ -9,6 +9,7 @@ run's length), and once per delimiter.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from chatcodec.errors import GrammarError
@@ -18,6 +19,7 @@ from chatcodec.parse.lalr import rejected
 from chatcodec.parse.lexer import Found
 
 STRAY = "STRAY"  # free text where the grammar accepts none (e.g. after the end token)
+SINK_BATCH = 32  # pieces handed to a sink at a time
 
 
 @dataclass(slots=True)
@@ -60,6 +62,8 @@ class Engine:
         self._run_fresh = False
         self._state_info: StateInfo | None = None
         self.closed = False
+        # Given, it takes the pieces of a long text in batches while the text is read.
+        self.sink: Callable[[list[Piece]], None] | None = None
 
     @property
     def position(self) -> int:
@@ -155,7 +159,11 @@ class Engine:
         buffer = self._buffer
         end = len(buffer)
         pos = self._pos
+        sink = self.sink
         while pos < end:
+            if sink is not None and len(out) >= SINK_BATCH:
+                sink(out[:])
+                out.clear()
             info = self._info()
             if self._run is None:
                 at = info.matcher.match_at(buffer, pos, end, final)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from chatcodec.parse.assistant import AssistantAssembler, ReaderState
-from chatcodec.parse.engine import STRAY, Engine
+from chatcodec.parse.engine import STRAY, Engine, Piece
 from chatcodec.events import Diagnostic, Event, FinishReason
 from chatcodec.formats.base import Format
 from chatcodec.messages import Message
@@ -56,6 +56,10 @@ class StreamParser:
         self.family = family
         self._engine = Engine(family.grammar, start)
         self._assembler = AssistantAssembler(family, tools=tools, schemas=schemas, strict=strict)
+        # A long text yields many pieces: they are handed to the assembler as they are read, so
+        # the JSON the engine decoded for each call is let go once the call is read.
+        self._pending: list[Event] = []
+        self._engine.sink = self._take_pieces
         self._chunks: list[str] = []
         self._chunk_blocks: list[str] = []  # every BLOCK chunks, joined
         self._closed = False
@@ -82,13 +86,22 @@ class StreamParser:
         start = engine.continue_text(text)
         if start >= 0:
             return self._assembler.handle_text(engine.run or STRAY, text, start)
-        return self._assembler.handle(engine.feed(text))
+        pieces = engine.feed(text)
+        if self._pending:
+            events, self._pending = self._pending, []
+            return events + self._assembler.handle(pieces)
+        return self._assembler.handle(pieces)
+
+    def _take_pieces(self, pieces: list[Piece]) -> None:
+        self._pending += self._assembler.handle(pieces)
 
     def close(self) -> list[Event]:
         if self._closed:
             return []
         self._closed = True
         events = self._assembler.handle(self._engine.close())
+        if self._pending:
+            events, self._pending = self._pending + events, []
         return events + self._assembler.finish(cut_short=not self._engine.accepts_end())
 
     @property
@@ -123,6 +136,14 @@ class StreamParser:
         """The assistant message as read so far (complete after ``close()``)."""
         return self._assembler.message
 
+    def parse_whole(self, text: str) -> ParseResult:
+        """``feed(text)``, ``close()`` and ``result()``, without the events nobody reads: the
+        parse of a whole completion then holds one call's decoded arguments at a time."""
+        self._assembler.keep_events = False
+        self.feed(text)
+        self.close()
+        return self.result()
+
     def result(self) -> ParseResult:
         reason = self._assembler.finish_reason
         if reason is None:
@@ -134,3 +155,4 @@ class StreamParser:
             spans=self._assembler.spans,
             text="".join([*self._chunk_blocks, *self._chunks]),
         )
+

@@ -140,12 +140,10 @@ class ToolCalls:
         if not call.arguments_parts:
             self.arguments_text(call, "{}")
         arguments = "".join(call.arguments_parts)
-        parsed: Any = call.parsed
         if not call.has_parsed:
             try:
-                parsed = json.loads(arguments)
+                json.loads(arguments)
             except (json.JSONDecodeError, RecursionError):
-                parsed = None
                 call.error = call.error or "the arguments are not valid JSON"
         if call.error is not None and closed:
             self._diagnose("malformed_tool_call", call.start, f"tool call {call.index}: {call.error}")
@@ -157,7 +155,8 @@ class ToolCalls:
             # The model wrote the id after the call began (Mistral's ``"id"`` after the
             # arguments): the id it wrote replaces the one the start announced.
             call.id = late_id = call.given_id
-        self._emit(ToolCallEnd(call.index, arguments, parsed, late_id))
+        # The event decodes ``arguments`` when read: the value decoded here is not kept.
+        self._emit(ToolCallEnd(call.index, arguments, id=late_id))
         # Keep what the message needs; the reading state of a finished call is garbage.
         call.arguments_parts = [arguments]
         call.raw, call.spans, call.name_parts, call.pending, call.after_value = [], [], [], [], []
