@@ -75,7 +75,7 @@ class _Budget:
     in a loop stays linear. Most renders weigh a few of them, or none.
     """
 
-    __slots__ = ("max_value", "max_output", "known", "roots", "_values", "_per_input", "_grown")
+    __slots__ = ("max_value", "max_output", "known", "_roots", "_values", "_per_input", "_grown")
 
     def __init__(self, limits: RenderLimits, values: tuple[Any, ...]) -> None:
         # The value limit is capped once here, not at each of the many checks of a render.
@@ -84,10 +84,16 @@ class _Budget:
         # Weights by id. Only the caller's containers are remembered: they stay alive for the
         # whole render, so their ids cannot be reused by a value the template builds.
         self.known: dict[int, int] = {}
-        self.roots = _containers(values, depth=3)
+        self._roots: set[int] | None = None
         self._values = values
         self._per_input = limits.per_input
         self._grown = False
+
+    def is_callers(self, container: object) -> bool:
+        """Is ``container`` one of the caller's values, or an item or an item's item of one?"""
+        if self._roots is None:
+            self._roots = _containers(self._values, depth=3)
+        return id(container) in self._roots
 
     def grow(self) -> None:
         """Grow the limits by the caller's values (the first time only)."""
@@ -185,14 +191,14 @@ def weight(value: Any, limit: int = MAX_SIZE) -> int:
             total += 1
         elif id(item) in known:
             total += known[id(item)]
-        elif budget is not None and id(item) in budget.roots:
-            total += _measure(item, known)  # remembered, with every container inside it
         elif isinstance(item, str):
             total += len(item)
         elif isinstance(item, _OPAQUE):
             total += 1
         elif isinstance(item, (list, tuple, Mapping)):
-            if isinstance(item, Mapping):
+            if budget is not None and budget.is_callers(item):
+                total += _measure(item, known)  # remembered, with every container inside it
+            elif isinstance(item, Mapping):
                 total += len(item) + 1
                 if total <= limit:
                     pending.extend(item.keys())
