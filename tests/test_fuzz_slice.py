@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import functools
+import random
 import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "fuzz"))
 import run as fuzz  # noqa: E402
@@ -25,3 +29,27 @@ def test_the_fuzzer_finds_a_broken_promise(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(stream.ParseResult, "reassemble", lambda self: real(self)[1:])
     violations = fuzz.run(["qwen3"], seed=1, per_format=5, max_size=300, log=lambda _: None)
     assert any("spans do not tile" in line for line in violations["qwen3"])
+
+
+@functools.lru_cache(maxsize=None)
+def _inputs(name: str) -> fuzz.Inputs:
+    return fuzz.Inputs(fuzz.load(name), random.Random(name), max_size=1500)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(sorted(fuzz.FORMATS)), st.data())
+def test_hypothesis_inputs_keep_every_promise(name: str, data: st.DataObject) -> None:
+    # The same promises on inputs hypothesis builds (and shrinks when one breaks): an answer the
+    # template writes, cut anywhere, with the format's delimiters and awkward pieces spliced in.
+    inputs = _inputs(name)
+    pieces = st.sampled_from(inputs.spellings or fuzz.PIECES) | st.sampled_from(fuzz.PIECES) | st.text(max_size=6)
+    valid = data.draw(st.sampled_from(inputs.valid)) if inputs.valid else ""
+    cut = data.draw(st.integers(0, len(valid)))
+    spliced = data.draw(st.lists(st.tuples(st.integers(0, cut), pieces), max_size=4))
+    text = valid[:cut]
+    for at, piece in sorted(spliced, reverse=True):
+        text = text[:at] + piece + text[at:]
+    text += "".join(data.draw(st.lists(pieces, max_size=6)))
+    prompt = data.draw(st.sampled_from([inputs.prompt, None]))
+    chunking = random.Random(data.draw(st.integers(0, 2**32 - 1)))
+    assert fuzz.check(inputs.codec, fuzz.Case(text, prompt), chunking) == []
