@@ -89,7 +89,7 @@ class AssistantAssembler:
         self._base = base
         self.silent = False
         # False when nobody reads the events (a whole completion parsed at once): a call's
-        # events hold its decoded arguments, which are then let go as soon as the call ends.
+        # argument deltas are then let go as soon as the call ends.
         self.keep_events = True
 
     def start_after_prefill(self, base: int) -> None:

@@ -137,8 +137,8 @@ class StreamParser:
         return self._assembler.message
 
     def parse_whole(self, text: str) -> ParseResult:
-        """``feed(text)``, ``close()`` and ``result()``, without the events nobody reads: the
-        parse of a whole completion then holds one call's decoded arguments at a time."""
+        """``feed(text)``, ``close()`` and ``result()``, without keeping the events nobody reads
+        (a call's argument deltas are let go when the call ends)."""
         self._assembler.keep_events = False
         self.feed(text)
         self.close()
@@ -155,4 +155,3 @@ class StreamParser:
             spans=self._assembler.spans,
             text="".join([*self._chunk_blocks, *self._chunks]),
         )
-

@@ -123,7 +123,6 @@ def _containers(values: Iterable[Any], depth: int) -> set[int]:
 
 _CONTAINERS = frozenset((dict, list, tuple))
 
-
 _active: contextvars.ContextVar[_Budget | None] = contextvars.ContextVar("chatcodec_active_limits", default=None)
 
 
@@ -157,13 +156,14 @@ def max_output(reached: int = 0) -> int:
     if reached > budget.max_output:
         budget.grow()
     return budget.max_output
+
+
 MAX_EXPONENT = 1000
 MAX_INT_BITS = 100_000
 # Digits inside a ``{...}`` replacement field of a format string (a width or precision).
 _FORMAT_FIELD_NUMBER = re.compile(r"\{[^{}]*?(\d+)[^{}]*\}")
 # Width and precision of a printf-style conversion (``%999999999d``).
 _PERCENT_FIELD_NUMBER = re.compile(r"%[-+ #0]*(\d*)(?:\.(\d+))?")
-
 
 
 # What Jinja itself hands to filters (``pass_context``...): not template data.
