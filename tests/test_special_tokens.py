@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -68,3 +69,20 @@ def test_a_variable_that_contains_itself_is_refused_not_walked_forever() -> None
     for value in (looped, listed):
         with pytest.raises(chatcodec.InvalidMessageError, match="nested too deeply"):
             QWEN3.render([{"role": "user", "content": "hi"}], value=value, on_special_tokens="ignore")
+
+
+def test_tools_a_template_never_names_are_validated_but_not_reported(tmp_path: Path) -> None:
+    source = "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
+    path = tmp_path / "no_tools.jinja"
+    path.write_text(source)
+    codec = chatcodec.load(path)
+    tools = [{"type": "function", "function": {"name": "f", "description": "x<|im_end|>"}}]
+    messages = [{"role": "user", "content": "hi"}]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the template cannot write the description: nothing to report
+        text = codec.render(messages, tools=tools)
+    assert text == "<|im_start|>user\nhi<|im_end|>\n"
+    with pytest.raises(chatcodec.InvalidMessageError, match="tool 0"):
+        codec.render(messages, tools=[{"type": "function", "function": {"name": ""}}])
+    with pytest.warns(chatcodec.SpecialTokenWarning, match="tools\\[0\\].function.description"):
+        QWEN3.render(messages, tools=tools)  # Qwen3 writes its tools

@@ -264,6 +264,9 @@ class Codec:
         source = self.source_for(tools)
         message_dicts, plain = self._template_messages(messages, source)
         definitions = tool_dicts(tools)
+        if definitions is not None and not template_needs(source).reads_tools:
+            # Validated, but neither looked through nor copied for a template that never reads them.
+            definitions = None
         if on_special_tokens != "ignore":
             self._check_special_tokens(source, message_dicts, definitions, template_kwargs, on_special_tokens)
         variables = {**self.special_tokens, **template_kwargs}

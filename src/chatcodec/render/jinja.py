@@ -127,6 +127,9 @@ class TemplateNeeds:
 
     arguments: ArgumentForm
     reasoning_fields: tuple[str, ...]
+    # Whether the template names ``tools`` at all: one that does not cannot write them (the
+    # sandbox gives no other way to the context's variables).
+    reads_tools: bool = True
 
 
 def _mentions_arguments(node: jinja2.nodes.Node) -> bool:
@@ -170,7 +173,8 @@ def template_needs(source: str) -> TemplateNeeds:
         if isinstance(node.arg, jinja2.nodes.Const) and isinstance(node.arg.value, str)
     }
     reasoning = tuple(field for field in REASONING_FIELDS if field in mentioned)
-    return TemplateNeeds(arguments=form, reasoning_fields=reasoning)
+    reads_tools = any(name.name == "tools" for name in tree.find_all(jinja2.nodes.Name))
+    return TemplateNeeds(arguments=form, reasoning_fields=reasoning, reads_tools=reads_tools)
 
 
 def _operands(node: jinja2.nodes.Node) -> list[jinja2.nodes.Node]:
