@@ -8,7 +8,6 @@ web page wrote. This module finds them before the model sees them.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
