@@ -8,7 +8,7 @@ from a seed and checks, on every input, the promises a parser of model output ma
 - lenient parsing raises nothing, and its spans tile the input;
 - every call's ``parsed_arguments`` can be read (never raises);
 - streaming the text in random chunkings gives the one-shot message, finish reason,
-  diagnostics and events (adjacent deltas joined);
+  diagnostics, spans and events (adjacent deltas joined);
 - the OpenAI chunks of the stream add up to the message;
 - strict parsing raises exactly the first diagnostic lenient parsing reports, or nothing.
 
@@ -292,6 +292,8 @@ def check(codec: chatcodec.Codec, case: Case, rng: random.Random) -> list[str]:
             broken.append(f"finish reason {result.finish_reason} streamed, {whole.finish_reason} one-shot")
         if [(d.kind, d.position) for d in result.diagnostics] != [(d.kind, d.position) for d in whole.diagnostics]:
             broken.append("streamed diagnostics differ from one-shot")
+        if result.spans != whole.spans:
+            broken.append("streamed spans differ from one-shot")
         if _joined(events) != _joined(reference_events):
             broken.append("streamed events differ from one-shot")
         got = _from_chunks(chunks)

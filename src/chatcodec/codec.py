@@ -36,6 +36,7 @@ from chatcodec.check.special_tokens import (
 from chatcodec.parse.prompt import PromptState, prompt_state
 from chatcodec.parse.stream import ParseResult, StreamParser
 from chatcodec.parse.transcript import Transcript, read_transcript
+from chatcodec.parse.whole import WholeTextReader, whole_text_reader
 
 MessagesInput = Sequence[Message | Mapping[str, Any]]
 ToolsInput = Sequence[Tool | Mapping[str, Any]] | None
@@ -58,6 +59,7 @@ class Codec:
         self._clock = clock
         self._needs = template_needs(template.source)
         self._format: Format | None = format_named(family) if family else None
+        self._whole: WholeTextReader | None = None
 
     @property
     def format(self) -> Format:
@@ -108,6 +110,18 @@ class Codec:
         another parser read before handing over, say ``<think></think>``): parsing goes on in
         the state it leaves, and none of it is part of the completion.
         """
+        prefill, start = self._start(prompt, reasoning, prefill)
+        return StreamParser(
+            self.family,
+            prefill=prefill,
+            tools=_tool_names(tools),
+            schemas=_tool_schemas(tools),
+            strict=strict,
+            start=start,
+        )
+
+    def _start(self, prompt: str | None, reasoning: bool | None, prefill: str | None) -> tuple[str, str]:
+        """The text a completion's parse starts after, and the grammar's start symbol."""
         family = self.family
         if prefill is not None and prompt is not None:
             raise ValueError("give a prompt or a prefill, not both")
@@ -123,9 +137,7 @@ class Codec:
             # Nothing says whether the output opens with reasoning: the family's grammar reads
             # leading text as reasoning if a closing tag follows, else as content.
             start = "completion_unprompted"
-        return StreamParser(
-            family, prefill=prefill, tools=_tool_names(tools), schemas=_tool_schemas(tools), strict=strict, start=start
-        )
+        return prefill, start
 
     def prompt_state(self, prompt: str) -> PromptState:
         """Where ``prompt`` leaves the assistant's turn, which is where a completion's parse
@@ -143,7 +155,20 @@ class Codec:
         reasoning: bool | None = None,
     ) -> ParseResult:
         """Parse a whole completion: the message, finish reason, diagnostics and spans."""
+        prefill, start = self._start(prompt, reasoning, None)
+        if start == "completion":
+            # Well-formed text of the common shape takes the fast path; it declines the rest.
+            names = _tool_names(tools)
+            found = self._whole_text_reader().parse(completion, prefill, frozenset(names) if names is not None else None)
+            if found is not None:
+                return found
         return self.stream(prompt, tools=tools, strict=strict, reasoning=reasoning).parse_whole(completion)
+
+    def _whole_text_reader(self) -> WholeTextReader:
+        reader = self._whole
+        if reader is None or reader.family is not self.family:
+            reader = self._whole = whole_text_reader(self.family)
+        return reader
 
     def parse(
         self,

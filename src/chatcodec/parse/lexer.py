@@ -160,6 +160,11 @@ class DelimiterMatcher:
         self._nested = any(inner in outer[1:] for outer in spellings for inner in spellings if inner != outer)
 
     @property
+    def pattern(self) -> re.Pattern[str]:
+        """The regex of every spelling this matcher looks for (leftmost, then longest)."""
+        return self._regex
+
+    @property
     def longest(self) -> int:
         """The length of the longest spelling this matcher looks for."""
         return self._longest

@@ -1,0 +1,168 @@
+"""The one-shot fast path (``chatcodec.parse.whole``) reads exactly what the general way reads.
+
+``codec.parse`` / ``parse_detailed`` try it first; it either gives the very result the streaming
+parser gives (message, finish reason, diagnostics, spans) or declines. These tests compare the two
+directly: on every repository template's own answers (where it must also be taken, or the
+comparison would prove nothing), on answers cut and spliced by hypothesis, and on the inputs it
+must decline, whose diagnostics only the general way gives.
+"""
+
+from __future__ import annotations
+
+import functools
+import random
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import chatcodec
+from chatcodec.codec import _tool_names
+from chatcodec.parse.spans import Span
+from chatcodec.parse.stream import ParseResult
+from chatcodec.parse.whole import WholeTextReader, whole_text_reader
+from template_corpus import ALL_TEMPLATES, special_tokens
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "fuzz"))
+import run as fuzz  # noqa: E402
+
+
+def _key(result: ParseResult) -> tuple[Any, ...]:
+    message = result.message.model_dump()
+    for call in message.get("tool_calls") or []:
+        call["id"] = None  # fresh random ids on both sides
+    return message, result.finish_reason, result.diagnostics, result.spans, result.text
+
+
+def _both(
+    codec: chatcodec.Codec, text: str, prompt: str | None, tools: Any = None, reasoning: bool | None = None
+) -> tuple[ParseResult | None, ParseResult]:
+    """The fast path's result (None when it declines) and the general way's."""
+    general = codec.stream(prompt, tools=tools, reasoning=reasoning).parse_whole(text)
+    prefill, start = codec._start(prompt, reasoning, None)
+    names = _tool_names(tools)
+    fast = None
+    if start == "completion":
+        fast = whole_text_reader(codec.format).parse(text, prefill, frozenset(names) if names is not None else None)
+    return fast, general
+
+
+def _load(path: Path) -> chatcodec.Codec | None:
+    try:
+        codec = chatcodec.load(path, special_tokens=special_tokens(path))
+        codec.format  # noqa: B018 - templates with no framing have no parser
+    except chatcodec.ChatCodecError:
+        return None
+    return codec
+
+
+@functools.lru_cache(maxsize=None)
+def _answers(path: Path) -> tuple[chatcodec.Codec, str | None, tuple[str, ...]] | None:
+    codec = _load(path)
+    if codec is None or not whole_text_reader(codec.format).usable:
+        return None
+    inputs = fuzz.Inputs(codec, random.Random(path.stem), max_size=3000)
+    return codec, inputs.prompt, tuple(inputs.valid)
+
+
+FAST_TEMPLATES = [path for path in ALL_TEMPLATES if _answers(path) is not None]
+
+
+def test_the_fast_path_serves_most_templates() -> None:
+    # Hermes-style calls and formats with no call syntax: 130 of the 242 templates today.
+    assert len(FAST_TEMPLATES) >= 120
+
+
+@pytest.mark.parametrize("path", FAST_TEMPLATES, ids=lambda path: path.stem)
+def test_a_templates_own_answers_take_the_fast_path_and_read_the_same(path: Path) -> None:
+    known = _answers(path)
+    assert known is not None
+    codec, prompt, answers = known
+    declined = []
+    for answer in answers:
+        for options in ({"prompt": prompt, "tools": fuzz.TOOLS}, {"prompt": prompt}, {"prompt": None}):
+            fast, general = _both(codec, answer, options["prompt"], options.get("tools"))
+            if fast is not None:
+                assert _key(fast) == _key(general), (answer, options)
+            elif not general.diagnostics and codec._start(options["prompt"], None, None)[1] == "completion":
+                # (With no prompt, some formats read leading text as reasoning or content by
+                # what follows it: only the general way does.)
+                declined.append((answer, options))
+    # An answer the general way reads without a word to say is of the common shape.
+    assert declined == []
+
+
+FUZZ_FORMATS = ["qwen3", "llama3_hermes"]
+
+
+@functools.lru_cache(maxsize=None)
+def _inputs(name: str) -> fuzz.Inputs:
+    return fuzz.Inputs(fuzz.load(name), random.Random(name), max_size=1500)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(FUZZ_FORMATS), st.data())
+def test_cut_and_spliced_answers_read_the_same_both_ways(name: str, data: st.DataObject) -> None:
+    inputs = _inputs(name)
+    pieces = st.sampled_from(inputs.spellings) | st.sampled_from(fuzz.PIECES) | st.text(max_size=4)
+    valid = data.draw(st.sampled_from(inputs.valid))
+    cut = data.draw(st.integers(0, len(valid)))
+    spliced = data.draw(st.lists(st.tuples(st.integers(0, cut), pieces), max_size=3))
+    text = valid[:cut]
+    for at, piece in sorted(spliced, reverse=True):
+        text = text[:at] + piece + text[at:]
+    prompt = data.draw(st.sampled_from([inputs.prompt, None]))
+    tools = data.draw(st.sampled_from([fuzz.TOOLS, None, ["search"]]))
+    reasoning = data.draw(st.sampled_from([None, True, False])) if prompt is None and name == "qwen3" else None
+    fast, general = _both(inputs.codec, text, prompt, tools, reasoning)
+    if fast is not None:
+        assert _key(fast) == _key(general)
+        assert not general.diagnostics
+
+
+QWEN_CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+
+
+@pytest.mark.parametrize(
+    ("text", "diagnostic"),
+    [
+        ("Sure.\n" + QWEN_CALL.replace("get_weather", "launch"), "unknown_tool"),
+        ("<think>\nhm\n" + QWEN_CALL + "\n</think>\n\nok", "tool_call_in_reasoning"),
+        ('<tool_call>\n{"name": "get_weather", "arguments": {"city": }\n</tool_call>', "malformed_tool_call"),
+        (QWEN_CALL.replace("}}", "}} trailing"), "malformed_tool_call"),
+        ("Hello</think> there", "stray_delimiter"),
+        ("Done.<|im_end|>more text", "unexpected_text"),
+        ("<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Par", "unclosed_tool_call"),
+    ],
+)
+def test_what_the_fast_path_declines_gets_its_diagnostic(text: str, diagnostic: str) -> None:
+    codec = chatcodec.load("qwen3")
+    fast, general = _both(codec, text, None, fuzz.TOOLS)
+    assert fast is None
+    assert diagnostic in [d.kind for d in general.diagnostics]
+    assert [d.kind for d in codec.parse_detailed(text, tools=fuzz.TOOLS).diagnostics] == [
+        d.kind for d in general.diagnostics
+    ]
+
+
+def test_the_fast_path_reads_a_prompts_open_reasoning_and_a_held_tag() -> None:
+    codec = chatcodec.load("qwen3")
+    # "<think>" ends the prefill but may go on as "<think>\n" in the completion: the delimiter
+    # straddles the two, and its span starts at the completion's first character.
+    text = "\nweighing it\n</think>\n\nParis." + "\n" + QWEN_CALL + "<|im_end|>"
+    fast, general = _both(codec, text, None, fuzz.TOOLS, reasoning=True)
+    assert fast is not None
+    assert _key(fast) == _key(general)
+    assert fast.message.reasoning_content == "weighing it"
+    assert fast.message.content == "Paris."
+    assert fast.spans[0] == Span("delimiter", 0, 1, "THINK_OPEN", None)
+    assert fast.finish_reason == "tool_calls"
+
+
+def test_formats_of_other_call_syntaxes_take_the_general_way() -> None:
+    mistral = fuzz.load("mistral")
+    assert not WholeTextReader(mistral.format).usable
+    assert mistral.parse('[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}</s>').tool_calls
