@@ -72,8 +72,8 @@ FAST_TEMPLATES = [path for path in ALL_TEMPLATES if _answers(path) is not None]
 
 
 def test_the_fast_path_serves_most_templates() -> None:
-    # Hermes-style calls and formats with no call syntax: 130 of the 242 templates today.
-    assert len(FAST_TEMPLATES) >= 120
+    # Hermes-style calls, DeepSeek's, and formats with no call syntax: 152 of the 242 templates.
+    assert len(FAST_TEMPLATES) >= 140
 
 
 @pytest.mark.parametrize("path", FAST_TEMPLATES, ids=lambda path: path.stem)
@@ -95,7 +95,7 @@ def test_a_templates_own_answers_take_the_fast_path_and_read_the_same(path: Path
     assert declined == []
 
 
-FUZZ_FORMATS = ["qwen3", "llama3_hermes"]
+FUZZ_FORMATS = ["qwen3", "llama3_hermes", "deepseek", "deepseek_r1", "harmony"]
 
 
 @functools.lru_cache(maxsize=None)
@@ -108,7 +108,7 @@ def _inputs(name: str) -> fuzz.Inputs:
 def test_cut_and_spliced_answers_read_the_same_both_ways(name: str, data: st.DataObject) -> None:
     inputs = _inputs(name)
     pieces = st.sampled_from(inputs.spellings) | st.sampled_from(fuzz.PIECES) | st.text(max_size=4)
-    valid = data.draw(st.sampled_from(inputs.valid))
+    valid = data.draw(st.sampled_from(inputs.valid)) if inputs.valid else ""
     cut = data.draw(st.integers(0, len(valid)))
     spliced = data.draw(st.lists(st.tuples(st.integers(0, cut), pieces), max_size=3))
     text = valid[:cut]
@@ -116,7 +116,7 @@ def test_cut_and_spliced_answers_read_the_same_both_ways(name: str, data: st.Dat
         text = text[:at] + piece + text[at:]
     prompt = data.draw(st.sampled_from([inputs.prompt, None]))
     tools = data.draw(st.sampled_from([fuzz.TOOLS, None, ["search"]]))
-    reasoning = data.draw(st.sampled_from([None, True, False])) if prompt is None and name == "qwen3" else None
+    reasoning = data.draw(st.sampled_from([None, True, False])) if prompt is None and name != "llama3_hermes" else None
     fast, general = _both(inputs.codec, text, prompt, tools, reasoning)
     if fast is not None:
         assert _key(fast) == _key(general)
@@ -139,13 +139,45 @@ QWEN_CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}
     ],
 )
 def test_what_the_fast_path_declines_gets_its_diagnostic(text: str, diagnostic: str) -> None:
-    codec = chatcodec.load("qwen3")
+    _declined(chatcodec.load("qwen3"), text, diagnostic)
+
+
+DS_CALL = "<｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{\"city\": \"Paris\"}<｜tool▁call▁end｜>"
+
+
+@pytest.mark.parametrize(
+    ("text", "diagnostic"),
+    [
+        ("Sure.<｜tool▁calls｜>" + DS_CALL + "<｜tool▁calls▁end｜>", "noncanonical"),
+        ("Sure." + DS_CALL + "<｜tool▁calls▁end｜>", "noncanonical"),
+        ("Sure.<｜tool▁calls▁begin｜>get_weather", "malformed_tool_call"),
+        ("<｜tool▁calls▁begin｜>" + DS_CALL.replace("get_weather", "get weather") + "<｜tool▁calls▁end｜>", "malformed_tool_call"),
+        ("<｜tool▁calls▁begin｜>" + DS_CALL.replace("}", "} and more") + "<｜tool▁calls▁end｜>", "malformed_tool_call"),
+        ("<｜tool▁calls▁begin｜>" + DS_CALL.replace("get_weather", "launch") + "<｜tool▁calls▁end｜>", "unknown_tool"),
+    ],
+)
+def test_what_the_fast_path_declines_in_deepseek_gets_its_diagnostic(text: str, diagnostic: str) -> None:
+    _declined(chatcodec.load("deepseek"), text, diagnostic)
+
+
+def _declined(codec: chatcodec.Codec, text: str, diagnostic: str) -> None:
     fast, general = _both(codec, text, None, fuzz.TOOLS)
     assert fast is None
     assert diagnostic in [d.kind for d in general.diagnostics]
     assert [d.kind for d in codec.parse_detailed(text, tools=fuzz.TOOLS).diagnostics] == [
         d.kind for d in general.diagnostics
     ]
+
+
+def test_deepseek_calls_in_their_section_take_the_fast_path() -> None:
+    codec = chatcodec.load("deepseek")
+    text = "hm</think>Sure.<｜tool▁calls▁begin｜>\n" + DS_CALL + DS_CALL.replace("{", " {") + "<｜tool▁calls▁end｜><｜end▁of▁sentence｜>"
+    fast, general = _both(codec, text, None, fuzz.TOOLS, reasoning=True)
+    assert fast is not None
+    assert _key(fast) == _key(general)
+    assert fast.message.content == "Sure.\n"  # the newline inside the section is text
+    assert [call.function.arguments for call in fast.message.tool_calls or []] == ['{"city": "Paris"}'] * 2
+    assert fast.finish_reason == "tool_calls"
 
 
 def test_the_fast_path_reads_a_prompts_open_reasoning_and_a_held_tag() -> None:
@@ -163,6 +195,8 @@ def test_the_fast_path_reads_a_prompts_open_reasoning_and_a_held_tag() -> None:
 
 
 def test_formats_of_other_call_syntaxes_take_the_general_way() -> None:
+    # (Mistral's calls are a name and arguments too, but its ids and list forms are the
+    # general way's.)
     mistral = fuzz.load("mistral")
     assert not WholeTextReader(mistral.format).usable
     assert mistral.parse('[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}</s>').tool_calls

@@ -62,9 +62,18 @@ def prompt_state(found: Format, prompt: str) -> PromptState:
     return state
 
 
+_HEADERS: dict[int, tuple[Format, list[str]]] = {}
+
+
 def _header_spellings(found: Format) -> list[str]:
-    grammar = found.grammar
-    return [spelling for terminal in found.assistant_start for spelling in grammar.spellings_of(terminal)]
+    known = _HEADERS.get(id(found))
+    if known is None or known[0] is not found:
+        grammar = found.grammar
+        known = (found, [spelling for terminal in found.assistant_start for spelling in grammar.spellings_of(terminal)])
+        if len(_HEADERS) >= _CACHE_SIZE:
+            _HEADERS.clear()
+        _HEADERS[id(found)] = known
+    return known[1]
 
 
 def _read_prefill(found: Format, prefill: str) -> PromptState:

@@ -203,7 +203,7 @@ def _string_value(parts: list[str], value: ValueScanner | None) -> object:
 
 
 # What no function name holds: whitespace inside it, brackets, quotes.
-_NOT_A_NAME = re.compile(r"\s|[\[\]{}()<>\"',;]")
+NOT_A_NAME = re.compile(r"\s|[\[\]{}()<>\"',;]")
 
 
 class NameThenArgumentsReader(CallReader):
@@ -255,7 +255,7 @@ class NameThenArgumentsReader(CallReader):
             match = self.name_pattern.match(written)
             if match is not None:
                 name = match.group("name")
-        if _NOT_A_NAME.search(name):
+        if NOT_A_NAME.search(name):
             # Text that no function is named (Mistral's "[TOOL_CALLS]  junk [..."): no call.
             call.error = f"{name[:40]!r} is not a function name"
             call.name = ""

@@ -1,7 +1,8 @@
 """The one-shot fast path: a whole completion of the common shape, read at C speed.
 
 Most completions are well formed: optional reasoning between its tags, content, tool calls
-written as ``{"name": ..., "arguments": {...}}`` between their delimiters, an end token. For
+written as ``{"name": ..., "arguments": {...}}`` between their delimiters (Hermes, Qwen) or as a
+name and a JSON object between DeepSeek's, maybe inside their section, an end token. For
 those, the streaming machinery (pieces, events, incremental JSON walks) costs far more than
 the reading. ``WholeTextReader`` reads such a text with the grammar's own delimiter matchers
 and parse table, the C JSON decoder and a few regexes, and builds the same ``ParseResult``.
@@ -25,6 +26,7 @@ from chatcodec.formats.base import Format
 from chatcodec.messages import ToolCall, assembled_call, assembled_message, new_tool_call_id
 from chatcodec.parse.grammar import FamilyGrammar
 from chatcodec.parse.lalr import LalrStepper
+from chatcodec.parse.readers import ARGUMENT_KEYS, NOT_A_NAME
 from chatcodec.parse.spans import Span
 from chatcodec.parse.stream import ParseResult
 
@@ -32,8 +34,12 @@ _decoder = json.JSONDecoder()
 _scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
 _WS = " \t\n\r"
 _OBJECT_END = re.compile(r"[ \t\n\r]*\}")
+_SPACE = re.compile(r"[ \t\n\r]*")
 
-RUNS = frozenset({"CONTENT", "REASONING", "TOOL_CALL"})
+# What a delimiter does to the message (the order the general way tests them in).
+(CALL_OPEN, CALL_CLOSE, NAME_DONE, SECTION_OPEN, SECTION_CLOSE, REASONING_OPEN, REASONING_CLOSE, END, OTHER) = range(9)
+NAME_SEPARATOR = "CALL_SEP"  # between a call's name and its arguments (DeepSeek)
+_ID_TERMINALS = frozenset({"TOOL_ID", "ID_SEP", "NAME_SEP"})
 MAX_TEXT = 1 << 20  # longer texts gain nothing from the fast path: its costs are per piece
 
 
@@ -56,36 +62,49 @@ class WholeTextReader:
         self.grammar: FamilyGrammar = family.grammar
         syntax = family.calls
         options = dict(syntax.options) if syntax is not None else {}
+        reader = syntax.reader if syntax is not None else None
+        self._json_calls = reader == "json_object" and not (
+            options.get("id_keys") or options.get("name_as_key") or options.get("opened")
+        )
+        # A name, the separator, the arguments: not the forms with an id (Solar, Kimi, Mistral).
+        terminals = {terminal.name for terminal in self.grammar.tables[self.grammar.starts[0]].terminals}
+        self._named_calls = reader == "name_then_arguments" and not options and not (terminals & _ID_TERMINALS)
         self.usable = (
             "completion" in self.grammar.starts
-            and (
-                syntax is None
-                or (
-                    syntax.reader == "json_object"
-                    and not syntax.closes_at_end
-                    and not options.get("id_keys")
-                    and not options.get("name_as_key")
-                    and not options.get("opened")
-                )
-            )
+            and (syntax is None or ((self._json_calls or self._named_calls) and not syntax.closes_at_end))
             and not (family.call_open & family.call_close)
         )
         if not self.usable:
             return
-        from chatcodec.parse.readers import ARGUMENT_KEYS
-
         name_keys: tuple[str, ...] = options.get("name_keys", ("name",))  # type: ignore[assignment]
         argument_keys: tuple[str, ...] = options.get("argument_keys", ARGUMENT_KEYS)  # type: ignore[assignment]
         self._head = _call_head(name_keys)
         self._arguments = _arguments_key(argument_keys)
+        self._in_section = syntax is not None and syntax.in_section
+        self._noncanonical = frozenset(syntax.noncanonical) if syntax is not None else frozenset()
         self._stepper = LalrStepper(self.grammar.tables["completion"])
         self._json_safe = self.grammar.json_safe_delimiters
-        self._reasoning_open = family.reasoning_open
-        self._reasoning_close = family.reasoning_close
-        self._call_open = family.call_open
-        self._call_close = family.call_close
-        self._end = family.end
-        self._sections = family.section_open | family.section_close
+        roles: dict[str, int] = {}
+        for terminal in self.grammar.delimiters:
+            if terminal in family.section_open:
+                roles[terminal] = SECTION_OPEN
+            elif terminal in family.section_close:
+                roles[terminal] = SECTION_CLOSE
+            elif terminal in family.call_open:
+                roles[terminal] = CALL_OPEN
+            elif terminal in family.call_close:
+                roles[terminal] = CALL_CLOSE
+            elif terminal == NAME_SEPARATOR and self._named_calls:
+                roles[terminal] = NAME_DONE
+            elif terminal in family.reasoning_open:
+                roles[terminal] = REASONING_OPEN
+            elif terminal in family.reasoning_close:
+                roles[terminal] = REASONING_CLOSE
+            elif terminal in family.end:
+                roles[terminal] = END
+            else:
+                roles[terminal] = OTHER
+        self._roles = roles
         self._lexing: dict[int, tuple[re.Pattern[str], dict[str, str], str | None]] = {}
 
     def parse(self, text: str, prefill: str, tools: frozenset[str] | None) -> ParseResult | None:
@@ -97,19 +116,20 @@ class WholeTextReader:
         end = len(whole)
         step = self._stepper.step
         lexing = self._lexing
+        roles = self._roles
         stack: tuple[int, ...] | None = self._stepper.initial
         spans: list[Span] = []
         content: list[str] = []
         reasoning: list[str] = []
         calls: list[ToolCall] = []
         in_reasoning = in_call = ended = False
+        section = ""  # "opened" (no call yet), "calls" (one opened in it) or ""
         call_name: str | None = None
-        call_arguments = ""
+        call_arguments: str | None = None
         pos = 0
         while pos < end:
             assert stack is not None  # a rejected step returns at once
-            state = lexing.get(stack[-1]) or self._lexing_of(stack[-1])
-            pattern, accepted, run = state
+            pattern, accepted, run = lexing.get(stack[-1]) or self._lexing_of(stack[-1])
             match = pattern.match(whole, pos)
             if match is not None:
                 # A delimiter here, if the state takes it (else the general way says why not).
@@ -119,29 +139,41 @@ class WholeTextReader:
                 stack = step(stack, terminal)
                 if stack is None:
                     return None
-                start, stop = pos, match.end()
+                stop = match.end()
+                role = roles[terminal]
                 if in_call:
-                    if terminal not in self._call_close or call_name is None:
+                    if role == CALL_CLOSE:
+                        if call_name is None or call_arguments is None:
+                            return None
+                        in_call = False
+                        calls.append(assembled_call(new_tool_call_id(), call_name, call_arguments))
+                    elif role != NAME_DONE or call_name is None or call_arguments is not None:
                         return None
-                    in_call = False
-                    calls.append(assembled_call(new_tool_call_id(), call_name, call_arguments))
-                elif terminal in self._call_open:
-                    if in_reasoning or start < base:
+                elif section == "opened" and role != CALL_OPEN:
+                    return None  # a section opener followed by no call is text
+                elif role == CALL_OPEN:
+                    if in_reasoning or pos < base or (self._in_section and not section):
                         return None
+                    if section:
+                        section = "calls"
                     in_call = True
-                    call_name = None
-                elif terminal in self._sections:
-                    return None
-                elif terminal in self._reasoning_open:
+                    call_name = call_arguments = None
+                elif role == SECTION_OPEN:
+                    if section or match.group().strip() in self._noncanonical:
+                        return None
+                    section = "opened"
+                elif role == SECTION_CLOSE:
+                    section = ""
+                elif role == REASONING_OPEN:
                     in_reasoning = True
-                elif terminal in self._reasoning_close:
+                elif role == REASONING_CLOSE:
                     in_reasoning = False
-                elif terminal in self._end:
+                elif role == END:
                     if in_reasoning:
                         return None
                     ended = True
                 if stop > base:
-                    spans.append(Span("delimiter", start - base if start > base else 0, stop - base, terminal, None))
+                    spans.append(Span("delimiter", pos - base if pos > base else 0, stop - base, terminal, None))
                 pos = stop
                 continue
             if run is None:
@@ -150,22 +182,30 @@ class WholeTextReader:
                     return None
                 spans.append(Span("unparsed", pos - base if pos > base else 0, end - base, None, None))
                 break
-            if run not in RUNS:
-                return None
             stack = step(stack, run)
             if stack is None:
                 return None
-            search_from = pos
             json_end = -1
-            if run == "TOOL_CALL":
-                if pos < base:
+            search_from = pos
+            if run == "CONTENT" or run == "REASONING":
+                if in_call:
                     return None
-                read = self._call_body(whole, pos, tools)
+            elif not in_call or pos < base:
+                return None
+            elif run == "TOOL_CALL" and self._json_calls:
+                read = self._call_object(whole, pos, tools)
                 if read is None:
                     return None
                 call_name, call_arguments, json_end = read
-                if self._json_safe:
-                    search_from = json_end
+            elif run == "TOOL_ARGUMENTS" and call_name is not None:
+                read_arguments = _arguments_value(whole, pos)
+                if read_arguments is None:
+                    return None
+                call_arguments, json_end = read_arguments
+            elif run != "TOOL_NAME" or call_name is not None:
+                return None
+            if json_end >= 0 and self._json_safe:
+                search_from = json_end  # a delimiter inside the JSON is in a string: text
             pattern, accepted, _ = lexing.get(stack[-1]) or self._lexing_of(stack[-1])
             found = pattern.search(whole, search_from)
             if found is None:
@@ -175,21 +215,25 @@ class WholeTextReader:
                 if terminal is None or step(stack, terminal) is None:
                     return None
                 stop = found.start()
-            if run == "TOOL_CALL":
-                if stop < json_end or whole[json_end:stop].strip(_WS):
-                    return None
+            if in_call:
+                if run == "TOOL_NAME":
+                    call_name = whole[pos:stop].strip()
+                    if not call_name or NOT_A_NAME.search(call_name) or (tools is not None and call_name not in tools):
+                        return None
+                elif stop < json_end or whole[json_end:stop].strip(_WS):
+                    return None  # text after the JSON value
                 spans.append(Span("tool_call", pos - base, stop - base, None, len(calls)))
             elif stop > base:
                 if run == "CONTENT":
-                    if in_reasoning:
-                        return None
+                    if section == "opened" and whole[pos:stop].strip():
+                        return None  # a section opener followed by text is text
                     content.append(whole[pos if pos > base else base : stop])
                     spans.append(Span("content", pos - base if pos > base else 0, stop - base, None, None))
                 else:
                     reasoning.append(whole[pos if pos > base else base : stop])
                     spans.append(Span("reasoning", pos - base if pos > base else 0, stop - base, None, None))
             pos = stop
-        if in_call or stack is None:
+        if in_call or section == "opened" or stack is None:
             return None
         if (in_reasoning or step(stack, "$END") is None) and not ended:
             reason: FinishReason = "length"
@@ -210,7 +254,7 @@ class WholeTextReader:
             self._lexing[state] = known
         return known
 
-    def _call_body(self, text: str, pos: int, tools: frozenset[str] | None) -> tuple[str, str, int] | None:
+    def _call_object(self, text: str, pos: int, tools: frozenset[str] | None) -> tuple[str, str, int] | None:
         """``{"name": "f", "arguments": {...}}`` at ``pos``: the name, the arguments as written,
         and where the object ends; None for any other body."""
         head = self._head.match(text, pos)
@@ -230,6 +274,18 @@ class WholeTextReader:
         if close is None:
             return None
         return name, text[key.end() : value_end], close.end()
+
+
+def _arguments_value(text: str, pos: int) -> tuple[str, int] | None:
+    """A JSON object at ``pos`` (after whitespace): as written, and where it ends."""
+    start = _SPACE.match(text, pos).end()  # type: ignore[union-attr]
+    try:
+        arguments, end = _decoder.raw_decode(text, start)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(arguments, dict):
+        return None
+    return text[start:end], end
 
 
 _READERS: dict[int, tuple[Format, WholeTextReader]] = {}
