@@ -191,3 +191,30 @@ def test_spans_tile_the_input_and_deltas_match_the_message(family: str, data: st
 def test_lenient_parsing_never_raises(family: str, completion: str, reasoning: bool | None) -> None:
     result = CODECS[family].parse_detailed(completion, reasoning=None if family == "llama3_hermes" else reasoning)
     assert result.reassemble() == completion
+
+
+_MATCHERS = {
+    "qwen3 content": (["\n<tool_call>\n", "\n<tool_call>", "<tool_call>\n", "<tool_call>", "<|im_end|>"], ["</think>"]),
+    "two leads": (["[TOOL_CALLS]", "</s>", " [ARGS]"], ["<|im_end|>"]),
+}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(sorted(_MATCHERS)), st.data())
+def test_the_matchers_fast_find_is_the_regex_search(name: str, data: st.DataObject) -> None:
+    # ``find`` looks for the spellings' first characters with str.find and tries the regex just
+    # before each; it must give exactly the regex's own leftmost match, in text thick or thin
+    # with those characters (past 16 false starts it hands over to the regex).
+    from chatcodec.parse.lexer import DelimiterMatcher
+
+    accepted, others = _MATCHERS[name]
+    matcher = DelimiterMatcher({s: f"T{i}" for i, s in enumerate(accepted)}, {s: f"O{i}" for i, s in enumerate(others)})
+    assert matcher._leads  # the fast way is the one under test
+    pieces = st.sampled_from([*accepted, *others, "<", "[", "\n", " ", "\n\n", "x" * 40, "tool_call>", "/s>"])
+    filler = "x" * data.draw(st.integers(0, 120))  # long enough for the str.find way
+    text = filler + "".join(data.draw(st.lists(pieces | st.text(max_size=5), min_size=1, max_size=60)))
+    pos = data.draw(st.integers(0, min(len(text), 12)))
+    end = data.draw(st.sampled_from([len(text), len(text) - 1])) if len(text) > pos else pos
+    fast = matcher.find(text, pos, end)
+    slow = matcher.pattern.search(text, pos, end)
+    assert (fast and fast.span()) == (slow and slow.span())

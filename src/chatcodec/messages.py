@@ -484,30 +484,45 @@ def _describe_validation_error(where: str, exc: ValidationError) -> str:
 # -- messages the parser builds -------------------------------------------------------------------
 
 _PRIVATE_DEFAULTS: dict[type, dict[str, Any]] = {}
+_set = object.__setattr__  # pydantic models refuse plain attribute assignment of these slots
+_new = object.__new__
+
+
+def _private_defaults(cls: type[BaseModel]) -> dict[str, Any]:
+    private = _PRIVATE_DEFAULTS.get(cls)
+    if private is None:
+        private = _PRIVATE_DEFAULTS[cls] = {
+            name: attribute.get_default() for name, attribute in cls.__private_attributes__.items()
+        }
+    return private
 
 
 def _assembled(cls: type[BaseModel], fields: dict[str, Any], extra: dict[str, Any] | None) -> Any:
     """An instance of ``cls`` from values the parser made and knows valid: what
     ``model_construct`` gives with every field passed, without its per-field lookups (a parse
     builds a message and a call object per call, so this is on the one-shot hot path)."""
-    private = _PRIVATE_DEFAULTS.get(cls)
-    if private is None:
-        private = _PRIVATE_DEFAULTS[cls] = {
-            name: attribute.get_default() for name, attribute in cls.__private_attributes__.items()
-        }
-    built = cls.__new__(cls)
-    object.__setattr__(built, "__dict__", fields)
-    object.__setattr__(built, "__pydantic_fields_set__", set(fields))
-    object.__setattr__(built, "__pydantic_extra__", extra)
-    object.__setattr__(built, "__pydantic_private__", dict(private))
+    built = _new(cls)
+    _set(built, "__dict__", fields)
+    _set(built, "__pydantic_fields_set__", set(fields))
+    _set(built, "__pydantic_extra__", extra)
+    _set(built, "__pydantic_private__", dict(_private_defaults(cls)))
     return built
 
 
 def assembled_call(call_id: str | None, name: str, arguments: str) -> ToolCall:
-    """A parsed tool call (see ``_assembled``)."""
-    function = _assembled(FunctionCall, {"name": name, "arguments": arguments}, None)
-    call: ToolCall = _assembled(ToolCall, {"id": call_id, "type": "function", "function": function}, {})
-    return call
+    """A parsed tool call (see ``_assembled``; both objects built inline, one per call)."""
+    function = _new(FunctionCall)
+    _set(function, "__dict__", {"name": name, "arguments": arguments})
+    _set(function, "__pydantic_fields_set__", {"name", "arguments"})
+    _set(function, "__pydantic_extra__", None)
+    _set(function, "__pydantic_private__", dict(_FUNCTION_PRIVATE))
+    call = _new(ToolCall)
+    _set(call, "__dict__", {"id": call_id, "type": "function", "function": function})
+    _set(call, "__pydantic_fields_set__", {"id", "type", "function"})
+    _set(call, "__pydantic_extra__", {})
+    _set(call, "__pydantic_private__", dict(_CALL_PRIVATE))
+    result: ToolCall = call
+    return result
 
 
 def assembled_message(content: str | None, reasoning: str | None, tool_calls: list[ToolCall] | None) -> Message:
@@ -522,3 +537,7 @@ def assembled_message(content: str | None, reasoning: str | None, tool_calls: li
     }
     message: Message = _assembled(Message, fields, {})
     return message
+
+
+_FUNCTION_PRIVATE = _private_defaults(FunctionCall)
+_CALL_PRIVATE = _private_defaults(ToolCall)

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from chatcodec.events import FinishReason
 from chatcodec.formats.base import Format
@@ -40,6 +41,12 @@ _SPACE = re.compile(r"[ \t\n\r]*")
 (CALL_OPEN, CALL_CLOSE, NAME_DONE, SECTION_OPEN, SECTION_CLOSE, REASONING_OPEN, REASONING_CLOSE, END, OTHER) = range(9)
 NAME_SEPARATOR = "CALL_SEP"  # between a call's name and its arguments (DeepSeek)
 _ID_TERMINALS = frozenset({"TOOL_ID", "ID_SEP", "NAME_SEP"})
+MOVES_CACHE_SIZE = 8192  # (parser stack, terminal) pairs remembered per format
+_UNKNOWN: Any = object()
+_MatchAt = Callable[[str, int], "re.Match[str] | None"]
+_Find = Callable[[str, int, int], "re.Match[str] | None"]
+# A parser stack, and what its state looks for (see ``WholeTextReader._lexing_of``).
+_Move = tuple[tuple[int, ...], _MatchAt, _Find, dict[str, str], str | None]
 MAX_TEXT = 1 << 20  # longer texts gain nothing from the fast path: its costs are per piece
 
 
@@ -105,7 +112,9 @@ class WholeTextReader:
             else:
                 roles[terminal] = OTHER
         self._roles = roles
-        self._lexing: dict[int, tuple[re.Pattern[str], dict[str, str], str | None]] = {}
+        initial = self._stepper.initial
+        self._start: _Move = (initial, *self._lexing_of(initial[-1]))
+        self._moves: dict[tuple[tuple[int, ...], str], _Move | None] = {}
 
     def parse(self, text: str, prefill: str, tools: frozenset[str] | None) -> ParseResult | None:
         """The parse of ``text`` after ``prefill``, or None where only the general way reads it."""
@@ -114,10 +123,9 @@ class WholeTextReader:
         whole = prefill + text if prefill else text
         base = len(prefill)
         end = len(whole)
-        step = self._stepper.step
-        lexing = self._lexing
+        moves = self._moves
         roles = self._roles
-        stack: tuple[int, ...] | None = self._stepper.initial
+        stack, match_at, find, accepted, run = self._start
         spans: list[Span] = []
         content: list[str] = []
         reasoning: list[str] = []
@@ -127,18 +135,22 @@ class WholeTextReader:
         call_name: str | None = None
         call_arguments: str | None = None
         pos = 0
+        # A delimiter the search of a run found where the run ends (read next, not looked for again).
+        found: re.Match[str] | None = None
         while pos < end:
-            assert stack is not None  # a rejected step returns at once
-            pattern, accepted, run = lexing.get(stack[-1]) or self._lexing_of(stack[-1])
-            match = pattern.match(whole, pos)
+            match = found if found is not None else match_at(whole, pos)
+            found = None
             if match is not None:
                 # A delimiter here, if the state takes it (else the general way says why not).
                 terminal = accepted.get(match.group())
                 if terminal is None:
                     return None
-                stack = step(stack, terminal)
-                if stack is None:
+                move = moves.get((stack, terminal), _UNKNOWN)
+                if move is _UNKNOWN:
+                    move = self._move(stack, terminal)
+                if move is None:
                     return None
+                stack, match_at, find, accepted, run = move
                 stop = match.end()
                 role = roles[terminal]
                 if in_call:
@@ -182,9 +194,12 @@ class WholeTextReader:
                     return None
                 spans.append(Span("unparsed", pos - base if pos > base else 0, end - base, None, None))
                 break
-            stack = step(stack, run)
-            if stack is None:
+            move = moves.get((stack, run), _UNKNOWN)
+            if move is _UNKNOWN:
+                move = self._move(stack, run)
+            if move is None:
                 return None
+            stack, match_at, find, accepted, _ = move
             json_end = -1
             search_from = pos
             if run == "CONTENT" or run == "REASONING":
@@ -206,15 +221,8 @@ class WholeTextReader:
                 return None
             if json_end >= 0 and self._json_safe:
                 search_from = json_end  # a delimiter inside the JSON is in a string: text
-            pattern, accepted, _ = lexing.get(stack[-1]) or self._lexing_of(stack[-1])
-            found = pattern.search(whole, search_from)
-            if found is None:
-                stop = end
-            else:
-                terminal = accepted.get(found.group())
-                if terminal is None or step(stack, terminal) is None:
-                    return None
-                stop = found.start()
+            found = find(whole, search_from, end)
+            stop = end if found is None else found.start()
             if in_call:
                 if run == "TOOL_NAME":
                     call_name = whole[pos:stop].strip()
@@ -233,9 +241,9 @@ class WholeTextReader:
                     reasoning.append(whole[pos if pos > base else base : stop])
                     spans.append(Span("reasoning", pos - base if pos > base else 0, stop - base, None, None))
             pos = stop
-        if in_call or section == "opened" or stack is None:
+        if in_call or section == "opened":
             return None
-        if (in_reasoning or step(stack, "$END") is None) and not ended:
+        if (in_reasoning or self._stepper.step(stack, "$END") is None) and not ended:
             reason: FinishReason = "length"
         elif calls:
             reason = "tool_calls"
@@ -245,14 +253,20 @@ class WholeTextReader:
         message = assembled_message(joined if joined or not calls else None, "".join(reasoning) or None, calls or None)
         return ParseResult(message=message, finish_reason=reason, diagnostics=[], spans=spans, text=text)
 
-    def _lexing_of(self, state: int) -> tuple[re.Pattern[str], dict[str, str], str | None]:
-        """What a parser state looks for: its spellings' regex, their terminals, its run."""
-        known = self._lexing.get(state)
-        if known is None:
-            info = self.grammar.state_info("completion", state)
-            known = (info.matcher.pattern, info.matcher.accepted, info.free_text)
-            self._lexing[state] = known
-        return known
+    def _move(self, stack: tuple[int, ...], terminal: str) -> _Move | None:
+        """The parser after ``terminal`` and what its state looks for (remembered), or None if
+        the grammar rejects it."""
+        after = self._stepper.step(stack, terminal)
+        move = None if after is None else (after, *self._lexing_of(after[-1]))
+        if len(self._moves) < MOVES_CACHE_SIZE:
+            self._moves[(stack, terminal)] = move
+        return move
+
+    def _lexing_of(self, state: int) -> tuple[_MatchAt, _Find, dict[str, str], str | None]:
+        """What a parser state looks for: a spelling at a place, the first one in a stretch,
+        their terminals, and its run of text."""
+        matcher = self.grammar.state_info("completion", state).matcher
+        return matcher.pattern.match, matcher.find, matcher.accepted, self.grammar.state_info("completion", state).free_text
 
     def _call_object(self, text: str, pos: int, tools: frozenset[str] | None) -> tuple[str, str, int] | None:
         """``{"name": "f", "arguments": {...}}`` at ``pos``: the name, the arguments as written,
