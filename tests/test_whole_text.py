@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import random
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -30,10 +31,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "fuzz"))
 import run as fuzz  # noqa: E402
 
 
+_INVENTED_ID = re.compile(r"call_[0-9a-f]{24}")
+
+
 def _key(result: ParseResult) -> tuple[Any, ...]:
     message = result.message.model_dump()
     for call in message.get("tool_calls") or []:
-        call["id"] = None  # fresh random ids on both sides
+        if _INVENTED_ID.fullmatch(call["id"]):
+            call["id"] = None  # fresh random ids on both sides; ids the model wrote must agree
     return message, result.finish_reason, result.diagnostics, result.spans, result.text
 
 
@@ -72,7 +77,7 @@ FAST_TEMPLATES = [path for path in ALL_TEMPLATES if _answers(path) is not None]
 
 
 def test_the_fast_path_serves_most_templates() -> None:
-    # Hermes-style calls, DeepSeek's, and formats with no call syntax: 152 of the 242 templates.
+    # Hermes-style calls, DeepSeek's, Kimi's, and formats with no call syntax: 158 of 242.
     assert len(FAST_TEMPLATES) >= 140
 
 
@@ -95,7 +100,7 @@ def test_a_templates_own_answers_take_the_fast_path_and_read_the_same(path: Path
     assert declined == []
 
 
-FUZZ_FORMATS = ["qwen3", "llama3_hermes", "deepseek", "deepseek_r1", "harmony"]
+FUZZ_FORMATS = ["qwen3", "llama3_hermes", "deepseek", "deepseek_r1", "harmony", "kimi"]
 
 
 @functools.lru_cache(maxsize=None)
@@ -116,7 +121,8 @@ def test_cut_and_spliced_answers_read_the_same_both_ways(name: str, data: st.Dat
         text = text[:at] + piece + text[at:]
     prompt = data.draw(st.sampled_from([inputs.prompt, None]))
     tools = data.draw(st.sampled_from([fuzz.TOOLS, None, ["search"]]))
-    reasoning = data.draw(st.sampled_from([None, True, False])) if prompt is None and name != "llama3_hermes" else None
+    has_reasoning = bool(inputs.codec.format.reasoning_open)
+    reasoning = data.draw(st.sampled_from([None, True, False])) if prompt is None and has_reasoning else None
     fast, general = _both(inputs.codec, text, prompt, tools, reasoning)
     if fast is not None:
         assert _key(fast) == _key(general)
@@ -200,3 +206,16 @@ def test_formats_of_other_call_syntaxes_take_the_general_way() -> None:
     mistral = fuzz.load("mistral")
     assert not WholeTextReader(mistral.format).usable
     assert mistral.parse('[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}</s>').tool_calls
+
+
+def test_kimi_calls_keep_the_id_the_model_wrote() -> None:
+    codec = fuzz.load("kimi")
+    text = (
+        "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>"
+        '{"city": "Paris"}<|tool_call_end|><|tool_calls_section_end|><|im_end|>'
+    )
+    fast, general = _both(codec, text, None, fuzz.TOOLS)
+    assert fast is not None
+    assert _key(fast) == _key(general)
+    call = (fast.message.tool_calls or [])[0]
+    assert (call.id, call.function.name) == ("functions.get_weather:0", "get_weather")

@@ -75,7 +75,15 @@ class WholeTextReader:
         )
         # A name, the separator, the arguments: not the forms with an id (Solar, Kimi, Mistral).
         terminals = {terminal.name for terminal in self.grammar.tables[self.grammar.starts[0]].terminals}
-        self._named_calls = reader == "name_then_arguments" and not options and not (terminals & _ID_TERMINALS)
+        self._named_calls = (
+            reader == "name_then_arguments"
+            and set(options) <= {"name_pattern", "name_is_id"}
+            and not (terminals & _ID_TERMINALS)
+        )
+        # Kimi writes ``functions.get_weather:0``: the name is a part of it, the whole its id.
+        pattern = options.get("name_pattern")
+        self._name_pattern = re.compile(pattern) if isinstance(pattern, str) else None
+        self._name_is_id = bool(options.get("name_is_id"))
         self.usable = (
             "completion" in self.grammar.starts
             and (syntax is None or ((self._json_calls or self._named_calls) and not syntax.closes_at_end))
@@ -134,6 +142,7 @@ class WholeTextReader:
         section = ""  # "opened" (no call yet), "calls" (one opened in it) or ""
         call_name: str | None = None
         call_arguments: str | None = None
+        call_id: str | None = None  # the id the model wrote, where the syntax has one
         pos = 0
         # A delimiter the search of a run found where the run ends (read next, not looked for again).
         found: re.Match[str] | None = None
@@ -158,7 +167,7 @@ class WholeTextReader:
                         if call_name is None or call_arguments is None:
                             return None
                         in_call = False
-                        calls.append(assembled_call(new_tool_call_id(), call_name, call_arguments))
+                        calls.append(assembled_call(call_id or new_tool_call_id(), call_name, call_arguments))
                     elif role != NAME_DONE or call_name is None or call_arguments is not None:
                         return None
                 elif section == "opened" and role != CALL_OPEN:
@@ -169,7 +178,7 @@ class WholeTextReader:
                     if section:
                         section = "calls"
                     in_call = True
-                    call_name = call_arguments = None
+                    call_name = call_arguments = call_id = None
                 elif role == SECTION_OPEN:
                     if section or match.group().strip() in self._noncanonical:
                         return None
@@ -225,9 +234,16 @@ class WholeTextReader:
             stop = end if found is None else found.start()
             if in_call:
                 if run == "TOOL_NAME":
-                    call_name = whole[pos:stop].strip()
+                    written = whole[pos:stop].strip()
+                    call_name = written
+                    if self._name_pattern is not None:
+                        named = self._name_pattern.match(written)
+                        if named is not None:
+                            call_name = named.group("name")
                     if not call_name or NOT_A_NAME.search(call_name) or (tools is not None and call_name not in tools):
                         return None
+                    if self._name_is_id:
+                        call_id = written
                 elif stop < json_end or whole[json_end:stop].strip(_WS):
                     return None  # text after the JSON value
                 spans.append(Span("tool_call", pos - base, stop - base, None, len(calls)))
