@@ -219,3 +219,22 @@ def test_kimi_calls_keep_the_id_the_model_wrote() -> None:
     assert _key(fast) == _key(general)
     call = (fast.message.tool_calls or [])[0]
     assert (call.id, call.function.name) == ("functions.get_weather:0", "get_weather")
+
+
+def test_a_prefill_does_not_cost_a_copy_of_the_text() -> None:
+    # The prefill ("<think>", held back because "<think>\n" is a longer spelling) is read on a
+    # short head; the completion itself is not joined to it. The parse then holds the text's
+    # reasoning (one copy, the message's) and little else.
+    import tracemalloc
+
+    codec = chatcodec.load("deepseek")
+    text = "Weighing the options, one by one. " * 30_000 + "</think>Done.<｜end▁of▁sentence｜>"
+    codec.parse_detailed(text, reasoning=True)  # warm: parse tables, moves
+    tracemalloc.start()
+    try:
+        result = codec.parse_detailed(text, reasoning=True)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert result.message.content == "Done." and result.finish_reason == "stop"
+    assert peak < 1.5 * len(text)  # a joined copy would make it 2x

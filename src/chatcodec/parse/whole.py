@@ -43,6 +43,7 @@ NAME_SEPARATOR = "CALL_SEP"  # between a call's name and its arguments (DeepSeek
 _ID_TERMINALS = frozenset({"TOOL_ID", "ID_SEP", "NAME_SEP"})
 MOVES_CACHE_SIZE = 8192  # (parser stack, terminal) pairs remembered per format
 _UNKNOWN: Any = object()
+_JOIN: Any = object()  # read the prefill and the text joined
 _MatchAt = Callable[[str, int], "re.Match[str] | None"]
 _Find = Callable[[str, int, int], "re.Match[str] | None"]
 # A parser stack, and what its state looks for (see ``WholeTextReader._lexing_of``).
@@ -123,13 +124,28 @@ class WholeTextReader:
         initial = self._stepper.initial
         self._start: _Move = (initial, *self._lexing_of(initial[-1]))
         self._moves: dict[tuple[tuple[int, ...], str], _Move | None] = {}
+        self._longest = max(len(spelling) for spelling in self.grammar.spellings)
 
     def parse(self, text: str, prefill: str, tools: frozenset[str] | None) -> ParseResult | None:
         """The parse of ``text`` after ``prefill``, or None where only the general way reads it."""
         if not self.usable or len(text) > MAX_TEXT:
             return None
-        whole = prefill + text if prefill else text
-        base = len(prefill)
+        if not prefill:
+            return self._read(text, text, 0, tools, prefill_first=False)
+        # The prefill's delimiters are read on a short head (the last may run on into the text:
+        # "<think>" then "\n"), then the text itself, which is not copied. Only a run of text
+        # that begins in the prefill needs the two joined.
+        read = self._read(prefill + text[: self._longest], text, len(prefill), tools, prefill_first=True)
+        if read is not _JOIN:
+            return read  # type: ignore[no-any-return]
+        return self._read(prefill + text, text, len(prefill), tools, prefill_first=False)
+
+    def _read(
+        self, whole: str, text: str, base: int, tools: frozenset[str] | None, *, prefill_first: bool
+    ) -> ParseResult | None | Any:
+        """Read ``whole``, whose completion ``text`` starts at ``base``. With ``prefill_first``,
+        ``whole`` is the prefill and the head of the text: once past the prefill the reading
+        goes on in ``text`` (``_JOIN`` if a run of text begins in the prefill)."""
         end = len(whole)
         moves = self._moves
         roles = self._roles
@@ -146,7 +162,11 @@ class WholeTextReader:
         pos = 0
         # A delimiter the search of a run found where the run ends (read next, not looked for again).
         found: re.Match[str] | None = None
-        while pos < end:
+        while True:
+            if prefill_first and pos >= base:
+                whole, pos, base, end, prefill_first = text, pos - base, 0, len(text), False
+            if pos >= end:
+                break
             match = found if found is not None else match_at(whole, pos)
             found = None
             if match is not None:
@@ -197,6 +217,8 @@ class WholeTextReader:
                     spans.append(Span("delimiter", pos - base if pos > base else 0, stop - base, terminal, None))
                 pos = stop
                 continue
+            if prefill_first:
+                return _JOIN  # a run of text begins in the prefill
             if run is None:
                 # Text where the grammar has none: only whitespace after the end, kept unparsed.
                 if not ended or whole[pos:].strip(_WS):
