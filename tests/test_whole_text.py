@@ -49,9 +49,7 @@ def _both(
     general = codec.stream(prompt, tools=tools, reasoning=reasoning).parse_whole(text)
     prefill, start = codec._start(prompt, reasoning, None)
     names = _tool_names(tools)
-    fast = None
-    if start == "completion":
-        fast = whole_text_reader(codec.format).parse(text, prefill, frozenset(names) if names is not None else None)
+    fast = whole_text_reader(codec.format, start).parse(text, prefill, frozenset(names) if names is not None else None)
     return fast, general
 
 
@@ -92,9 +90,7 @@ def test_a_templates_own_answers_take_the_fast_path_and_read_the_same(path: Path
             fast, general = _both(codec, answer, options["prompt"], options.get("tools"))
             if fast is not None:
                 assert _key(fast) == _key(general), (answer, options)
-            elif not general.diagnostics and codec._start(options["prompt"], None, None)[1] == "completion":
-                # (With no prompt, some formats read leading text as reasoning or content by
-                # what follows it: only the general way does.)
+            elif not general.diagnostics:
                 declined.append((answer, options))
     # An answer the general way reads without a word to say is of the common shape.
     assert declined == []
@@ -238,3 +234,24 @@ def test_a_prefill_does_not_cost_a_copy_of_the_text() -> None:
         tracemalloc.stop()
     assert result.message.content == "Done." and result.finish_reason == "stop"
     assert peak < 1.5 * len(text)  # a joined copy would make it 2x
+
+
+@pytest.mark.parametrize(
+    ("text", "reasoning", "content"),
+    [
+        ("Weighing it.</think>It is 4.<｜end▁of▁sentence｜>", "Weighing it.", "It is 4."),
+        ("It is 4.<｜end▁of▁sentence｜>", None, "It is 4."),
+        ("It is 4.", None, "It is 4."),
+        ("Weighing it.</think>", "Weighing it.", None),
+    ],
+)
+def test_with_no_prompt_leading_text_is_reasoning_if_a_closing_tag_follows(
+    text: str, reasoning: str | None, content: str | None
+) -> None:
+    # DeepSeek's models may or may not have had "<think>" opened by their prompt: without one,
+    # text before "</think>" is reasoning, and text that no closing tag follows is the answer.
+    codec = chatcodec.load("deepseek")
+    fast, general = _both(codec, text, None, None)
+    assert fast is not None
+    assert _key(fast) == _key(general)
+    assert (fast.message.reasoning_content, fast.message.content or None) == (reasoning, content)

@@ -36,7 +36,7 @@ from chatcodec.check.special_tokens import (
 from chatcodec.parse.prompt import PromptState, prompt_state
 from chatcodec.parse.stream import ParseResult, StreamParser
 from chatcodec.parse.transcript import Transcript, read_transcript
-from chatcodec.parse.whole import WholeTextReader, whole_text_reader
+from chatcodec.parse.whole import whole_text_reader
 
 MessagesInput = Sequence[Message | Mapping[str, Any]]
 ToolsInput = Sequence[Tool | Mapping[str, Any]] | None
@@ -59,7 +59,6 @@ class Codec:
         self._clock = clock
         self._needs = template_needs(template.source)
         self._format: Format | None = format_named(family) if family else None
-        self._whole: WholeTextReader | None = None
 
     @property
     def format(self) -> Format:
@@ -156,19 +155,13 @@ class Codec:
     ) -> ParseResult:
         """Parse a whole completion: the message, finish reason, diagnostics and spans."""
         prefill, start = self._start(prompt, reasoning, None)
-        if start == "completion":
-            # Well-formed text of the common shape takes the fast path; it declines the rest.
-            names = _tool_names(tools)
-            found = self._whole_text_reader().parse(completion, prefill, frozenset(names) if names is not None else None)
-            if found is not None:
-                return found
+        # Well-formed text of the common shape takes the fast path; it declines the rest.
+        names = _tool_names(tools)
+        reader = whole_text_reader(self.family, start)
+        found = reader.parse(completion, prefill, frozenset(names) if names is not None else None)
+        if found is not None:
+            return found
         return self.stream(prompt, tools=tools, strict=strict, reasoning=reasoning).parse_whole(completion)
-
-    def _whole_text_reader(self) -> WholeTextReader:
-        reader = self._whole
-        if reader is None or reader.family is not self.family:
-            reader = self._whole = whole_text_reader(self.family)
-        return reader
 
     def parse(
         self,

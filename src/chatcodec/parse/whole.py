@@ -65,8 +65,9 @@ def _arguments_key(argument_keys: Iterable[str]) -> re.Pattern[str]:
 class WholeTextReader:
     """Reads whole completions of one format's common shape (see the module docstring)."""
 
-    def __init__(self, family: Format) -> None:
+    def __init__(self, family: Format, start: str = "completion") -> None:
         self.family = family
+        self.start = start  # the grammar's start symbol: after a prompt, or with none
         self.grammar: FamilyGrammar = family.grammar
         syntax = family.calls
         options = dict(syntax.options) if syntax is not None else {}
@@ -86,7 +87,7 @@ class WholeTextReader:
         self._name_pattern = re.compile(pattern) if isinstance(pattern, str) else None
         self._name_is_id = bool(options.get("name_is_id"))
         self.usable = (
-            "completion" in self.grammar.starts
+            start in self.grammar.starts
             and (syntax is None or ((self._json_calls or self._named_calls) and not syntax.closes_at_end))
             and not (family.call_open & family.call_close)
         )
@@ -98,7 +99,7 @@ class WholeTextReader:
         self._arguments = _arguments_key(argument_keys)
         self._in_section = syntax is not None and syntax.in_section
         self._noncanonical = frozenset(syntax.noncanonical) if syntax is not None else frozenset()
-        self._stepper = LalrStepper(self.grammar.tables["completion"])
+        self._stepper = LalrStepper(self.grammar.tables[start])
         self._json_safe = self.grammar.json_safe_delimiters
         roles: dict[str, int] = {}
         for terminal in self.grammar.delimiters:
@@ -233,7 +234,7 @@ class WholeTextReader:
             stack, match_at, find, accepted, _ = move
             json_end = -1
             search_from = pos
-            if run == "CONTENT" or run == "REASONING":
+            if run == "CONTENT" or run == "REASONING" or run == "LEADING":
                 if in_call:
                     return None
             elif not in_call or pos < base:
@@ -270,7 +271,12 @@ class WholeTextReader:
                     return None  # text after the JSON value
                 spans.append(Span("tool_call", pos - base, stop - base, None, len(calls)))
             elif stop > base:
-                if run == "CONTENT":
+                kind = run
+                if run == "LEADING":
+                    # Text before anything tells: reasoning if a closing tag follows it.
+                    closing = found is not None and roles.get(accepted.get(found.group(), "")) == REASONING_CLOSE
+                    kind = "REASONING" if closing else "CONTENT"
+                if kind == "CONTENT":
                     if section == "opened" and whole[pos:stop].strip():
                         return None  # a section opener followed by text is text
                     content.append(whole[pos if pos > base else base : stop])
@@ -303,8 +309,8 @@ class WholeTextReader:
     def _lexing_of(self, state: int) -> tuple[_MatchAt, _Find, dict[str, str], str | None]:
         """What a parser state looks for: a spelling at a place, the first one in a stretch,
         their terminals, and its run of text."""
-        matcher = self.grammar.state_info("completion", state).matcher
-        return matcher.pattern.match, matcher.find, matcher.accepted, self.grammar.state_info("completion", state).free_text
+        info = self.grammar.state_info(self.start, state)
+        return info.matcher.pattern.match, info.matcher.find, info.matcher.accepted, info.free_text
 
     def _call_object(self, text: str, pos: int, tools: frozenset[str] | None) -> tuple[str, str, int] | None:
         """``{"name": "f", "arguments": {...}}`` at ``pos``: the name, the arguments as written,
@@ -340,13 +346,14 @@ def _arguments_value(text: str, pos: int) -> tuple[str, int] | None:
     return text[start:end], end
 
 
-_READERS: dict[int, tuple[Format, WholeTextReader]] = {}
+_READERS: dict[tuple[int, str], tuple[Format, WholeTextReader]] = {}
 
 
-def whole_text_reader(family: Format) -> WholeTextReader:
-    """The format's reader, built once (its parse table steps are remembered across texts)."""
-    known = _READERS.get(id(family))
+def whole_text_reader(family: Format, start: str = "completion") -> WholeTextReader:
+    """The format's reader from a start symbol, built once (its parser moves are remembered
+    across texts)."""
+    known = _READERS.get((id(family), start))
     if known is None or known[0] is not family:
-        known = (family, WholeTextReader(family))
-        _READERS[id(family)] = known
+        known = (family, WholeTextReader(family, start))
+        _READERS[(id(family), start)] = known
     return known[1]
