@@ -255,3 +255,15 @@ def test_with_no_prompt_leading_text_is_reasoning_if_a_closing_tag_follows(
     assert fast is not None
     assert _key(fast) == _key(general)
     assert (fast.message.reasoning_content, fast.message.content or None) == (reasoning, content)
+
+
+def test_readers_are_kept_for_a_bounded_number_of_formats(monkeypatch: pytest.MonkeyPatch) -> None:
+    import chatcodec.parse.whole as whole
+
+    monkeypatch.setattr(whole, "MAX_READERS", 2)
+    monkeypatch.setattr(whole, "_READERS", {})
+    formats = [chatcodec.load(name).format for name in ("qwen3", "deepseek", "llama3_hermes")]
+    readers = [whole_text_reader(found) for found in formats]
+    assert len(whole._READERS) == 2
+    assert whole_text_reader(formats[2]) is readers[2]  # the newest stays
+    assert whole_text_reader(formats[0]) is not readers[0]  # the oldest was let go

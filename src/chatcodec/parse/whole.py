@@ -347,6 +347,7 @@ def _arguments_value(text: str, pos: int) -> tuple[str, int] | None:
 
 
 _READERS: dict[tuple[int, str], tuple[Format, WholeTextReader]] = {}
+MAX_READERS = 256  # formats (and start symbols) whose readers are kept
 
 
 def whole_text_reader(family: Format, start: str = "completion") -> WholeTextReader:
@@ -355,5 +356,8 @@ def whole_text_reader(family: Format, start: str = "completion") -> WholeTextRea
     known = _READERS.get((id(family), start))
     if known is None or known[0] is not family:
         known = (family, WholeTextReader(family, start))
+        if len(_READERS) >= MAX_READERS:
+            # A server that loads template after template: the oldest reader goes.
+            _READERS.pop(next(iter(_READERS)))
         _READERS[(id(family), start)] = known
     return known[1]
