@@ -267,3 +267,12 @@ def test_readers_are_kept_for_a_bounded_number_of_formats(monkeypatch: pytest.Mo
     assert len(whole._READERS) == 2
     assert whole_text_reader(formats[2]) is readers[2]  # the newest stays
     assert whole_text_reader(formats[0]) is not readers[0]  # the oldest was let go
+
+
+@pytest.mark.parametrize("prefill", ["<think></think>", "<think>\n", ""])
+def test_parse_with_a_prefill_reads_as_a_stream_with_it(prefill: str) -> None:
+    codec = chatcodec.load("qwen3")
+    for text in ["Sure.\n" + QWEN_CALL + "<|im_end|>", "hm\n</think>\n\nok", "<think>x</think>y"]:
+        whole = codec.parse_detailed(text, tools=fuzz.TOOLS, prefill=prefill)
+        streamed = codec.stream(tools=fuzz.TOOLS, prefill=prefill).parse_whole(text)
+        assert _key(whole) == _key(streamed), (prefill, text)

@@ -152,16 +152,19 @@ class Codec:
         tools: ToolsInput | Sequence[str] = None,
         strict: bool = False,
         reasoning: bool | None = None,
+        prefill: str | None = None,
     ) -> ParseResult:
-        """Parse a whole completion: the message, finish reason, diagnostics and spans."""
-        prefill, start = self._start(prompt, reasoning, None)
+        """Parse a whole completion: the message, finish reason, diagnostics and spans (see
+        ``stream`` for the options)."""
+        begin, start = self._start(prompt, reasoning, prefill)
         # Well-formed text of the common shape takes the fast path; it declines the rest.
         names = _tool_names(tools)
         reader = whole_text_reader(self.family, start)
-        found = reader.parse(completion, prefill, frozenset(names) if names is not None else None)
+        found = reader.parse(completion, begin, frozenset(names) if names is not None else None)
         if found is not None:
             return found
-        return self.stream(prompt, tools=tools, strict=strict, reasoning=reasoning).parse_whole(completion)
+        parser = self.stream(prompt, tools=tools, strict=strict, reasoning=reasoning, prefill=prefill)
+        return parser.parse_whole(completion)
 
     def parse(
         self,
@@ -171,9 +174,11 @@ class Codec:
         tools: ToolsInput | Sequence[str] = None,
         strict: bool = False,
         reasoning: bool | None = None,
+        prefill: str | None = None,
     ) -> Message:
         """Parse a whole completion into an assistant message (see ``stream`` for the options)."""
-        return self.parse_detailed(completion, prompt, tools=tools, strict=strict, reasoning=reasoning).message
+        result = self.parse_detailed(completion, prompt, tools=tools, strict=strict, reasoning=reasoning, prefill=prefill)
+        return result.message
 
     def __repr__(self) -> str:
         return f"Codec({self.name!r})"

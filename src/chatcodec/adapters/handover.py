@@ -362,24 +362,35 @@ class ToolHalf:
         return self._note(self._stream.close())
 
     def read(self, text: str) -> tuple[list[Event], list[ToolCall]]:
-        """A whole text: its events and the calls read."""
-        events = self.feed(text) + self.finish()
-        calls = list(self._stream.message.tool_calls or []) if self._stream is not None else []
-        return events, calls
+        """A whole text (nothing fed before): its content, as one event, and the calls read."""
+        if self._stream is not None or self.closed:
+            raise ValueError("read() after feed()")
+        self.closed = True
+        if not text:
+            return [], []
+        # One parse of the whole text (which takes the one-shot fast path where it can).
+        result = self.codec.parse_detailed(text, tools=self.tools, reasoning=False, prefill=self._prefill(text))
+        self.diagnostics.extend(result.diagnostics)
+        content = result.message.content
+        events: list[Event] = [ContentDelta(content)] if isinstance(content, str) and content else []
+        return events, list(result.message.tool_calls or [])
 
     def _new_stream(self, first_text: str) -> StreamParser:
+        return self.codec.stream(tools=self.tools, reasoning=False, prefill=self._prefill(first_text))
+
+    def _prefill(self, first_text: str) -> str | None:
+        """Where the tool half's parse starts, told by the first text it gets."""
         syntax = self.format.reasoning
         if syntax is None:
-            return self.codec.stream(tools=self.tools, reasoning=False)
+            return None
         opening = _whole_tag(syntax.open_spellings, syntax.open_tag)
         if not self.think_blocks_as_text and first_text.startswith(_inside_marker(syntax)):
             # Handed over from inside a think block (behind its tag): read from the turn's start.
-            return self.codec.stream(tools=self.tools, reasoning=False)
+            return None
         # Anything else comes after reasoning (handed over after the block closed, or after a
         # prompt that closed it), or has no reasoning parser before it: an empty think block
         # puts the parser there, where a think tag is text, as in the whole output's parse.
-        closed = self.closed_prefill or opening + _whole_tag(syntax.close_spellings, syntax.close_tag)
-        return self.codec.stream(tools=self.tools, reasoning=False, prefill=closed)
+        return self.closed_prefill or opening + _whole_tag(syntax.close_spellings, syntax.close_tag)
 
     def _note(self, events: list[Event]) -> list[Event]:
         self.diagnostics.extend(event for event in events if isinstance(event, Diagnostic))
