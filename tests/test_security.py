@@ -340,4 +340,25 @@ def test_weighing_the_callers_values_in_a_loop_stays_linear(monkeypatch: pytest.
         measured = 0
         render_source(source, [{"role": "user", "content": f"message {i}"} for i in range(count)])
         work.append(measured)
-    assert 0 < work[0] and work[1] <= 2.2 * work[0]
+    assert work[1] <= 2.2 * max(work[0], 1)
+
+
+def test_a_filter_on_the_callers_own_container_is_weighed_only_where_limits_do_not_grow() -> None:
+    # ``tool | tojson`` on each tool: the caller's containers are bounded by the caller's input,
+    # which the limits grow with, so they are not measured; with ``per_input=0`` the limits do
+    # not grow and a container past ``max_value`` is refused as before. A value the template
+    # builds from them is measured either way.
+    from chatcodec.render.jinja import render_source
+
+    source = "{% for m in messages %}{{ m|tojson }}{% endfor %}"
+    messages = [{"role": "user", "content": "x" * 5000}]
+    with chatcodec.render_limits(chatcodec.RenderLimits(max_value=1000)):
+        text, _ = render_source(source, messages)
+        assert len(text) > 5000
+        with pytest.raises(chatcodec.TemplateSecurityError, match="max_value"):
+            # Doubled five times: 32 times the caller's input, past the 8 times it allows.
+            doubling = "{% set ns = namespace(x=messages) %}{% for i in range(5) %}{% set ns.x = ns.x + ns.x %}{% endfor %}"
+            render_source(doubling + "{{ ns.x|tojson }}", messages)
+    with chatcodec.render_limits(chatcodec.RenderLimits(max_value=1000, per_input=0)):
+        with pytest.raises(chatcodec.TemplateSecurityError, match="max_value"):
+            render_source(source, messages)

@@ -110,7 +110,36 @@ def _first_visit(container: object, seen: set[int]) -> bool:
     return True
 
 
+QUICK_WALK_NODES = 100_000  # values the walk without bookkeeping visits before it gives up
+
+
 def _strings(roots: list[Any]) -> list[str]:
+    """Every string value in ``roots`` (through mappings, lists and tuples)."""
+    # Plain dicts and lists of strings, walked without remembering what was seen: a container
+    # met twice is walked twice (harmless), one that contains itself runs out the count and
+    # the careful walk below takes over.
+    strings: list[str] = []
+    pending = list(roots)
+    pop, extend, add = pending.pop, pending.extend, strings.append
+    left = QUICK_WALK_NODES
+    while pending:
+        value = pop()
+        kind = type(value)
+        if kind is str:
+            add(value)
+        elif kind is dict:
+            extend(value.values())
+        elif kind is list:
+            extend(value)
+        elif kind not in _SCALARS:
+            return _strings_once(roots)  # another kind of container: the careful walk
+        left -= 1
+        if left < 0:
+            return _strings_once(roots)
+    return strings
+
+
+def _strings_once(roots: list[Any]) -> list[str]:
     """Every string value in ``roots`` (through mappings, lists and tuples), each container once."""
     strings: list[str] = []
     pending = list(roots)
