@@ -48,7 +48,6 @@ _MatchAt = Callable[[str, int], "re.Match[str] | None"]
 _Find = Callable[[str, int, int], "re.Match[str] | None"]
 # A parser stack, and what its state looks for (see ``WholeTextReader._lexing_of``).
 _Move = tuple[tuple[int, ...], _MatchAt, _Find, dict[str, str], str | None]
-MAX_TEXT = 1 << 20  # longer texts gain nothing from the fast path: its costs are per piece
 
 
 def _call_head(name_keys: Iterable[str]) -> re.Pattern[str]:
@@ -129,7 +128,7 @@ class WholeTextReader:
 
     def parse(self, text: str, prefill: str, tools: frozenset[str] | None) -> ParseResult | None:
         """The parse of ``text`` after ``prefill``, or None where only the general way reads it."""
-        if not self.usable or len(text) > MAX_TEXT:
+        if not self.usable:
             return None
         if not prefill:
             return self._read(text, text, 0, tools, prefill_first=False)
