@@ -2,7 +2,8 @@
 
 Most completions are well formed: optional reasoning between its tags, content, tool calls
 written as ``{"name": ..., "arguments": {...}}`` between their delimiters (Hermes, Qwen) or as a
-name and a JSON object between DeepSeek's, maybe inside their section, an end token. For
+name, a separator and a JSON object (DeepSeek, Kimi, gpt-oss), maybe inside a section of calls,
+an end token. For
 those, the streaming machinery (pieces, events, incremental JSON walks) costs far more than
 the reading. ``WholeTextReader`` reads such a text with the grammar's own delimiter matchers
 and parse table, the C JSON decoder and a few regexes, and builds the same ``ParseResult``.
@@ -40,7 +41,7 @@ _SPACE = re.compile(r"[ \t\n\r]*")
 # What a delimiter does to the message (the order the general way tests them in).
 (CALL_OPEN, CALL_CLOSE, NAME_DONE, SECTION_OPEN, SECTION_CLOSE, REASONING_OPEN, REASONING_CLOSE, END, OTHER) = range(9)
 NAME_SEPARATOR = "CALL_SEP"  # between a call's name and its arguments (DeepSeek)
-_ID_TERMINALS = frozenset({"TOOL_ID", "ID_SEP", "NAME_SEP"})
+_ID_TERMINALS = frozenset({"TOOL_ID", "ID_SEP", "NAME_SEP"})  # call ids in their own place: declined
 MOVES_CACHE_SIZE = 8192  # (parser stack, terminal) pairs remembered per format
 _UNKNOWN: Any = object()
 _JOIN: Any = object()  # read the prefill and the text joined
