@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
+
+from hypothesis import strategies as st
 
 import chatcodec
 from chatcodec.events import (
@@ -56,3 +59,19 @@ def summarize(events: list[Event]) -> dict[str, Any]:
         elif isinstance(event, ToolCallEnd):
             calls[event.index]["end"] = event.arguments
     return {"content": content, "reasoning": reasoning, "calls": calls}
+
+
+def draw_cut_answer(
+    data: st.DataObject, answers: Sequence[str], pieces: st.SearchStrategy[str], *, splices: int, tail: int = 0
+) -> str:
+    """An answer a template writes (or nothing), cut anywhere, with up to ``splices`` pieces
+    spliced in before the cut and up to ``tail`` appended after it."""
+    valid = data.draw(st.sampled_from(answers)) if answers else ""
+    cut = data.draw(st.integers(0, len(valid)))
+    spliced = data.draw(st.lists(st.tuples(st.integers(0, cut), pieces), max_size=splices))
+    text = valid[:cut]
+    for at, piece in sorted(spliced, reverse=True):
+        text = text[:at] + piece + text[at:]
+    if tail:
+        text += "".join(data.draw(st.lists(pieces, max_size=tail)))
+    return text

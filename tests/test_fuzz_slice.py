@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "fuzz"))
 import run as fuzz  # noqa: E402
+from parsing_support import draw_cut_answer  # noqa: E402
 
 
 @pytest.mark.parametrize("name", sorted(fuzz.FORMATS))
@@ -43,13 +44,7 @@ def test_hypothesis_inputs_keep_every_promise(name: str, data: st.DataObject) ->
     # template writes, cut anywhere, with the format's delimiters and awkward pieces spliced in.
     inputs = _inputs(name)
     pieces = st.sampled_from(inputs.spellings or fuzz.PIECES) | st.sampled_from(fuzz.PIECES) | st.text(max_size=6)
-    valid = data.draw(st.sampled_from(inputs.valid)) if inputs.valid else ""
-    cut = data.draw(st.integers(0, len(valid)))
-    spliced = data.draw(st.lists(st.tuples(st.integers(0, cut), pieces), max_size=4))
-    text = valid[:cut]
-    for at, piece in sorted(spliced, reverse=True):
-        text = text[:at] + piece + text[at:]
-    text += "".join(data.draw(st.lists(pieces, max_size=6)))
+    text = draw_cut_answer(data, inputs.valid, pieces, splices=4, tail=6)
     prompt = data.draw(st.sampled_from([inputs.prompt, None]))
     chunking = random.Random(data.draw(st.integers(0, 2**32 - 1)))
     assert fuzz.check(inputs.codec, fuzz.Case(text, prompt), chunking) == []

@@ -25,6 +25,7 @@ from chatcodec.codec import _tool_names
 from chatcodec.parse.spans import Span
 from chatcodec.parse.stream import ParseResult
 from chatcodec.parse.whole import WholeTextReader, whole_text_reader
+from parsing_support import draw_cut_answer
 from template_corpus import ALL_TEMPLATES, special_tokens
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "fuzz"))
@@ -109,12 +110,7 @@ def _inputs(name: str) -> fuzz.Inputs:
 def test_cut_and_spliced_answers_read_the_same_both_ways(name: str, data: st.DataObject) -> None:
     inputs = _inputs(name)
     pieces = st.sampled_from(inputs.spellings) | st.sampled_from(fuzz.PIECES) | st.text(max_size=4)
-    valid = data.draw(st.sampled_from(inputs.valid)) if inputs.valid else ""
-    cut = data.draw(st.integers(0, len(valid)))
-    spliced = data.draw(st.lists(st.tuples(st.integers(0, cut), pieces), max_size=3))
-    text = valid[:cut]
-    for at, piece in sorted(spliced, reverse=True):
-        text = text[:at] + piece + text[at:]
+    text = draw_cut_answer(data, inputs.valid, pieces, splices=3)
     prompt = data.draw(st.sampled_from([inputs.prompt, None]))
     tools = data.draw(st.sampled_from([fuzz.TOOLS, None, ["search"]]))
     has_reasoning = bool(inputs.codec.format.reasoning_open)

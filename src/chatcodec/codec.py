@@ -163,7 +163,10 @@ class Codec:
         found = reader.parse(completion, begin, frozenset(names) if names is not None else None)
         if found is not None:
             return found
-        parser = self.stream(prompt, tools=tools, strict=strict, reasoning=reasoning, prefill=prefill)
+        # The rest: the engine, from the same start (tool names already read, not again).
+        parser = StreamParser(
+            self.family, prefill=begin, tools=names, schemas=_tool_schemas(tools), strict=strict, start=start
+        )
         return parser.parse_whole(completion)
 
     def parse(

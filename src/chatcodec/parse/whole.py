@@ -101,27 +101,22 @@ class WholeTextReader:
         self._noncanonical = frozenset(syntax.noncanonical) if syntax is not None else frozenset()
         self._stepper = LalrStepper(self.grammar.tables[start])
         self._json_safe = self.grammar.json_safe_delimiters
-        roles: dict[str, int] = {}
-        for terminal in self.grammar.delimiters:
-            if terminal in family.section_open:
-                roles[terminal] = SECTION_OPEN
-            elif terminal in family.section_close:
-                roles[terminal] = SECTION_CLOSE
-            elif terminal in family.call_open:
-                roles[terminal] = CALL_OPEN
-            elif terminal in family.call_close:
-                roles[terminal] = CALL_CLOSE
-            elif terminal == NAME_SEPARATOR and self._named_calls:
-                roles[terminal] = NAME_DONE
-            elif terminal in family.reasoning_open:
-                roles[terminal] = REASONING_OPEN
-            elif terminal in family.reasoning_close:
-                roles[terminal] = REASONING_CLOSE
-            elif terminal in family.end:
-                roles[terminal] = END
-            else:
-                roles[terminal] = OTHER
-        self._roles = roles
+        # The first set a delimiter is in says what it does (the order the engine tests them in).
+        separator = frozenset({NAME_SEPARATOR}) if self._named_calls else frozenset()
+        ordered = [
+            (family.section_open, SECTION_OPEN),
+            (family.section_close, SECTION_CLOSE),
+            (family.call_open, CALL_OPEN),
+            (family.call_close, CALL_CLOSE),
+            (separator, NAME_DONE),
+            (family.reasoning_open, REASONING_OPEN),
+            (family.reasoning_close, REASONING_CLOSE),
+            (family.end, END),
+        ]
+        self._roles = {
+            terminal: next((role for terminals, role in ordered if terminal in terminals), OTHER)
+            for terminal in self.grammar.delimiters
+        }
         initial = self._stepper.initial
         self._start: _Move = (initial, *self._lexing_of(initial[-1]))
         self._moves: dict[tuple[tuple[int, ...], str], _Move | None] = {}
