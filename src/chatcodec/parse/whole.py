@@ -23,6 +23,8 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from pydantic_core import from_json as _from_json
+
 from chatcodec.events import FinishReason
 from chatcodec.formats.base import Format
 from chatcodec.messages import ToolCall, assembled_call, assembled_message, new_tool_call_id
@@ -228,27 +230,30 @@ class WholeTextReader:
                 return None
             stack, match_at, find, accepted, _ = move
             json_end = -1
-            search_from = pos
             if run == "CONTENT" or run == "REASONING" or run == "LEADING":
                 if in_call:
                     return None
             elif not in_call or pos < base:
                 return None
             elif run == "TOOL_CALL" and self._json_calls:
-                read = self._call_object(whole, pos, tools)
+                # The first delimiter ends the body unless it is inside one of its strings:
+                # then the body up to it is no JSON, and it is read again the long way.
+                found = find(whole, pos, end)
+                read = self._call_object(whole, pos, end if found is None else found.start(), tools)
                 if read is None:
                     return None
                 call_name, call_arguments, json_end = read
             elif run == "TOOL_ARGUMENTS" and call_name is not None:
-                read_arguments = _arguments_value(whole, pos)
+                found = find(whole, pos, end)
+                read_arguments = _arguments_value(whole, pos, end if found is None else found.start())
                 if read_arguments is None:
                     return None
                 call_arguments, json_end = read_arguments
             elif run != "TOOL_NAME" or call_name is not None:
                 return None
-            if json_end >= 0 and self._json_safe:
-                search_from = json_end  # a delimiter inside the JSON is in a string: text
-            found = find(whole, search_from, end)
+            if found is None or json_end > found.start():
+                # A delimiter inside the JSON is in a string: text.
+                found = find(whole, json_end if json_end >= 0 and self._json_safe else pos, end)
             stop = end if found is None else found.start()
             if in_call:
                 if run == "TOOL_NAME":
@@ -307,31 +312,64 @@ class WholeTextReader:
         info = self.grammar.state_info(self.start, state)
         return info.matcher.pattern.match, info.matcher.find, info.matcher.accepted, info.free_text
 
-    def _call_object(self, text: str, pos: int, tools: frozenset[str] | None) -> tuple[str, str, int] | None:
-        """``{"name": "f", "arguments": {...}}`` at ``pos``: the name, the arguments as written,
-        and where the object ends; None for any other body."""
+    def _call_object(
+        self, text: str, pos: int, stop: int, tools: frozenset[str] | None
+    ) -> tuple[str, str, int] | None:
+        """``{"name": "f", "arguments": {...}}`` at ``pos``, best ending before ``stop``: the
+        name, the arguments as written, and where the object ends; None for any other body."""
         head = self._head.match(text, pos)
         if head is None:
             return None
         try:
             name, after = _scanstring(text, head.end())
-            key = self._arguments.match(text, after)
-            if key is None:
-                return None
-            arguments, value_end = _decoder.raw_decode(text, key.end())
+        except ValueError:
+            return None
+        key = self._arguments.match(text, after)
+        if not name or key is None or (tools is not None and name not in tools):
+            return None
+        # Where the body is the object and nothing else, its arguments end at its last brace.
+        close = _end_of_value(text, key.end(), stop)
+        if close > key.end() and text[close - 1] == "}":
+            value_end = _end_of_value(text, key.end(), close - 1)
+            arguments = text[key.end() : value_end]
+            if _is_json_object(arguments):
+                return name, arguments, close
+        try:
+            value, value_end = _decoder.raw_decode(text, key.end())
         except (ValueError, RecursionError):
             return None
-        if not name or not isinstance(arguments, dict) or (tools is not None and name not in tools):
+        if not isinstance(value, dict):
             return None
-        close = _OBJECT_END.match(text, value_end)
-        if close is None:
+        after_value = _OBJECT_END.match(text, value_end)
+        if after_value is None:
             return None
-        return name, text[key.end() : value_end], close.end()
+        return name, text[key.end() : value_end], after_value.end()
 
 
-def _arguments_value(text: str, pos: int) -> tuple[str, int] | None:
-    """A JSON object at ``pos`` (after whitespace): as written, and where it ends."""
+def _end_of_value(text: str, start: int, stop: int) -> int:
+    """``stop``, less the whitespace before it (not before ``start``)."""
+    while stop > start and text[stop - 1] in _WS:
+        stop -= 1
+    return stop
+
+
+def _is_json_object(text: str) -> bool:
+    """Is ``text`` exactly one JSON object? (The Rust decoder pydantic ships builds the values
+    in about half the time of the json module's; it never accepts what the json module refuses,
+    and what it refuses, NaN or lone surrogates or deep nesting, is decoded the long way.)"""
+    try:
+        return isinstance(_from_json(text, allow_inf_nan=False), dict)
+    except (ValueError, RecursionError):
+        return False
+
+
+def _arguments_value(text: str, pos: int, stop: int) -> tuple[str, int] | None:
+    """A JSON object at ``pos`` (after whitespace), best ending before ``stop``: as written,
+    and where it ends."""
     start = _SPACE.match(text, pos).end()  # type: ignore[union-attr]
+    end = _end_of_value(text, start, stop)
+    if _is_json_object(text[start:end]):
+        return text[start:end], end
     try:
         arguments, end = _decoder.raw_decode(text, start)
     except (ValueError, RecursionError):
