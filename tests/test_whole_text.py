@@ -272,3 +272,28 @@ def test_parse_with_a_prefill_reads_as_a_stream_with_it(prefill: str) -> None:
         whole = codec.parse_detailed(text, tools=fuzz.TOOLS, prefill=prefill)
         streamed = codec.stream(tools=fuzz.TOOLS, prefill=prefill).parse_whole(text)
         assert _key(whole) == _key(streamed), (prefill, text)
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        '{"note": "</tool_call> is the closing tag"}',  # the first delimiter is inside a string
+        '{"x": NaN, "y": -Infinity}',  # the json module takes these; pydantic-core's decoder does not
+        '{"s": "\\ud800"}',  # a lone surrogate, escaped
+        '{"deep": ' + "[" * 300 + "]" * 300 + "}",  # deeper than pydantic-core's decoder goes
+        '{"k": 1, "k": 2}',
+    ],
+)
+def test_call_bodies_the_quick_check_refuses_are_read_the_long_way(arguments: str) -> None:
+    codec = chatcodec.load("qwen3")
+    text = '<tool_call>\n{"name": "get_weather", "arguments": ' + arguments + "}\n</tool_call>"
+    fast, general = _both(codec, text, None, fuzz.TOOLS)
+    assert fast is not None and _key(fast) == _key(general)
+    assert fast.message.tool_calls[0].function.arguments == arguments  # type: ignore[index]
+    deepseek = chatcodec.load("deepseek")
+    text = "<｜tool▁calls▁begin｜>" + DS_CALL.replace('{"city": "Paris"}', arguments) + "<｜tool▁calls▁end｜>"
+    if "</tool_call>" in arguments:
+        text = text.replace("</tool_call>", "<｜tool▁call▁end｜>")
+    fast, general = _both(deepseek, text, None, fuzz.TOOLS)
+    assert fast is not None and _key(fast) == _key(general)
+    assert not general.diagnostics
