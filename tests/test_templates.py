@@ -84,8 +84,6 @@ CALL_SYNTAX: dict[str, str] = {
             "InfLy-OpenCoder-8B-Instruct",
             "InternLM-internlm2-chat-1_8b",
             "LLaVA-v1.6-34b",
-            "LiquidAI-LFM2-8B-A1B",
-            "LiquidAI-LFM2.5-Instruct",
             "MadeAgents-Hammer2.1",
             "Microsoft-phi-4",
             "NousResearch-Hermes-3-Llama-3.1-70B-default",
@@ -100,7 +98,6 @@ CALL_SYNTAX: dict[str, str] = {
             "SAIL-Sailor2-1B-Chat",
             "StabilityAI-stable-code-instruct-3b",
             "Teknium-OpenHermes-2.5-Mistral-7B",
-            "llamacpp-lfm2",
         ],
         "hermes",
     ),
@@ -222,6 +219,9 @@ CALL_SYNTAX: dict[str, str] = {
     "LiquidAI-LFM2-8B-A1B-llamacpp-first": "lfm2_json",  # <|tool_call_start|>{...}<|tool_call_end|>
     # [f(a='x'), g(n=2)] between <|tool_call_start|> and <|tool_call_end|>
     **dict.fromkeys(["LiquidAI-LFM2.5-8B-A1B", "LiquidAI-LFM2.5-VL-450M", "OpenBMB-MiniCPM3-4B"], "pythonic"),
+    # LFM2 templates that render no calls but open the tools prompt LFM2's way ("List of
+    # tools: "): their models write the same Python calls in the same tags.
+    **dict.fromkeys(["LiquidAI-LFM2-8B-A1B", "LiquidAI-LFM2.5-Instruct", "llamacpp-lfm2"], "pythonic"),
     "SberDevices-GigaChat3.1-10B-A1.8B": "gigachat",  # <|function_call|>{...}
     "SberDevices-GigaChat3-10B-A1.8B": "gigachat3",  # ...<|message_sep|>\n\nfunction call<|role_sep|>\n{...}
     # <|tool_calls|><|tool_call:begin|>ID<|tool_call:name|>NAME<|tool_call:args|>{...}<|tool_call:end|>

@@ -530,6 +530,9 @@ PYTHONIC = CallSyntax(
         ("CALL_CLOSE", around("<|tool_call_end|>", before="\n", after="\n")),
     ),
     markers=("<|tool_call_start|>",),
+    # LFM2's templates that render no calls still open the tools prompt their way; the models
+    # write Python calls in these tags unless told to write JSON.
+    template_markers=("List of tools: ",),
 )
 OLMO3 = CallSyntax(
     name="olmo3",

@@ -670,9 +670,16 @@ def _call_of(node: ast.expr) -> tuple[str, dict[str, Any]] | None:
     return name, arguments
 
 
+# Models trained on JSON write its literals in Python calls too (``f(enabled=true)``); a name
+# is no Python literal, so these three are the only ones read.
+_JSON_NAMES: dict[str, Any] = {"true": True, "false": False, "null": None}
+
+
 def _literal(node: ast.expr) -> Any:
     """A literal's value; a set is a list (in the order written), an f-string with no
-    placeholders its text."""
+    placeholders its text, JSON's ``true``, ``false`` and ``null`` theirs."""
+    if isinstance(node, ast.Name) and node.id in _JSON_NAMES:
+        return _JSON_NAMES[node.id]
     if isinstance(node, ast.Set):
         return [_literal(element) for element in node.elts]
     if isinstance(node, ast.JoinedStr) and all(isinstance(part, ast.Constant) for part in node.values):
@@ -746,6 +753,17 @@ class GemmaReader(CallReader):
         while pos < len(text) and call.error is None:
             mode = state["mode"]
             if mode == "key":
+                if not state["members"] and not state["part"]:
+                    # ``call:get_status{}``: no parameters at all.
+                    while pos < len(text) and text[pos] in " \t\n\r":
+                        pos += 1
+                    if pos < len(text) and text[pos] == "}":
+                        state["mode"] = "end"
+                        self.calls.arguments_text(call, "}")
+                        pos += 1
+                        continue
+                    if pos >= len(text):
+                        return
                 colon = text.find(":", pos)
                 if colon < 0:
                     state["part"].append(text[pos:])
@@ -900,6 +918,23 @@ def _held_prefix(text: str, token: str) -> int:
 _GEMMA_TOKEN = re.compile(r'\s*(?:(?P<open>[{\[])|(?P<close>[}\]])|(?P<sep>[,:])|(?P<atom>[^{}\[\],:\s]+))')
 
 
+# Numbers as a model trained on Python writes them (``108.``, ``.5``, ``+3``), which JSON spells
+# otherwise.
+_LOOSE_NUMBER = re.compile(r"[+-]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?")
+
+
+def _gemma_number(atom: str) -> str:
+    """``atom`` as JSON, where it is a number JSON spells otherwise."""
+    if not _LOOSE_NUMBER.fullmatch(atom):
+        return atom
+    try:
+        json.loads(atom)
+        return atom
+    except ValueError:
+        number = float(atom)
+        return json.dumps(int(number) if number.is_integer() and "." not in atom and "e" not in atom.lower() else number)
+
+
 def _gemma_value(text: str, quote: str) -> Any:
     """Gemma's argument syntax as a Python value (None if it is not that syntax)."""
     parts: list[str] = []
@@ -939,9 +974,9 @@ def _gemma_value(text: str, quote: str) -> Any:
                 out.append(json.dumps(strings[int(atom.strip("\x00"))], ensure_ascii=False))
             elif out and out[-1] in ("{", ","):
                 in_object = expect_key[-1]
-                out.append(json.dumps(atom) if in_object else atom)
+                out.append(json.dumps(atom) if in_object else _gemma_number(atom))
             else:
-                out.append(atom)
+                out.append(_gemma_number(atom))
     try:
         return json.loads("".join(out))
     except (json.JSONDecodeError, RecursionError):

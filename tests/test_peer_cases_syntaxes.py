@@ -1,0 +1,111 @@
+"""Outputs from the peers' test suites (vLLM, SGLang, llama.cpp) for the call syntaxes beyond the
+bundled formats, where chatcodec read them wrong. Each is read whole and one character at a time
+(the two must agree), and the expected message is the one the model meant, which the peers'
+tests expect too."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from typing import Any
+
+import pytest
+from parsing_support import normalized
+from template_corpus import CORPUS, special_tokens
+
+import chatcodec
+from chatcodec.parse.stream import ParseResult
+
+TOOLS = [
+    {"type": "function", "function": {"name": name, "parameters": {"type": "object", "properties": {}}}}
+    for name in ("get_status", "get_time", "f", "g", "set_config", "get_weather")
+]
+
+
+@cache
+def codec_for(template: str) -> chatcodec.Codec:
+    path = CORPUS / f"{template}.jinja"
+    return chatcodec.load(path, special_tokens=special_tokens(path))
+
+
+def parse_both(template: str, text: str, **options: Any) -> ParseResult:
+    codec = codec_for(template)
+    whole = codec.parse_detailed(text, **options)
+    parser = codec.stream(options.get("prompt"), tools=options.get("tools"))
+    for char in text:
+        parser.feed(char)
+    parser.close()
+    streamed = parser.result()
+    assert normalized(streamed.message) == normalized(whole.message)
+    assert [d.kind for d in streamed.diagnostics] == [d.kind for d in whole.diagnostics]
+    assert whole.reassemble() == text
+    return whole
+
+
+def calls(result: ParseResult) -> list[tuple[str, Any]]:
+    return [(c.function.name, json.loads(c.function.arguments)) for c in result.message.tool_calls or []]
+
+
+# llama.cpp test-chat.cpp (LFM2), vLLM tests/tool_parsers/test_olmo3_tool_parser.py
+# (more_types_json_literals): models trained on JSON write its literals in Python calls.
+@pytest.mark.parametrize(
+    ("template", "text", "expected"),
+    [
+        (
+            "LiquidAI-LFM2.5-8B-A1B",
+            '<|tool_call_start|>[set_config(config={"enabled": true, "note": null}, dry=false)]<|tool_call_end|>',
+            [("set_config", {"config": {"enabled": True, "note": None}, "dry": False})],
+        ),
+        (
+            "AllenAI-Olmo-3.1-32B-Instruct",
+            '<function_calls>f(x={"a": true})\ng(y=null, z=[true, false])</function_calls>',
+            [("f", {"x": {"a": True}}), ("g", {"y": None, "z": [True, False]})],
+        ),
+        ("vLLM-Llama-4-pythonic", "[f(x=true, y=null)]", [("f", {"x": True, "y": None})]),
+    ],
+)
+def test_python_calls_may_write_json_literals(template: str, text: str, expected: list[tuple[str, Any]]) -> None:
+    result = parse_both(template, text)
+    assert calls(result) == expected and not result.diagnostics
+    assert result.finish_reason == "tool_calls"
+
+
+# llama.cpp runs its LFM2 cases on these templates; none renders a call, and LFM2 models write
+# Python calls between <|tool_call_start|> and <|tool_call_end|>.
+@pytest.mark.parametrize("template", ["LiquidAI-LFM2.5-Instruct", "LiquidAI-LFM2-8B-A1B", "llamacpp-lfm2"])
+def test_lfm2_templates_that_render_no_calls_read_lfm2_calls(template: str) -> None:
+    text = 'Let me check.<|tool_call_start|>[get_time(city="Paris")]<|tool_call_end|>'
+    result = parse_both(template, text, tools=TOOLS)
+    assert calls(result) == [("get_time", {"city": "Paris"})]
+    assert result.message.content == "Let me check."
+
+
+# vLLM tests/tool_parsers/test_gemma4_tool_parser.py (test_no_arguments,
+# test_trailing_dot_float_partial_withheld), llama.cpp test-chat.cpp (call:empty_args{}).
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("<|tool_call>call:get_status{}<tool_call|>", {}),
+        ("<|tool_call>call:get_status{ }<tool_call|>", {}),
+        ("<|tool_call>call:f{left:108.,right:22.8}<tool_call|>", {"left": 108.0, "right": 22.8}),
+        ("<|tool_call>call:f{a:.5,b:+3,c:[1.,2]}<tool_call|>", {"a": 0.5, "b": 3, "c": [1.0, 2]}),
+    ],
+)
+def test_gemma_calls_with_no_arguments_and_python_spelled_numbers(text: str, expected: dict[str, Any]) -> None:
+    result = parse_both("Google-gemma-4-31B-it", text)
+    assert [arguments for _, arguments in calls(result)] == [expected]
+    assert not result.diagnostics and result.finish_reason == "tool_calls"
+
+
+def test_gemma_reads_back_the_empty_call_its_template_writes() -> None:
+    codec = codec_for("Google-gemma-4-31B-it")
+    rendered = codec.render(
+        [
+            {"role": "user", "content": "status?"},
+            {"role": "assistant", "tool_calls": [{"type": "function", "function": {"name": "get_status", "arguments": {}}}]},
+        ]
+    )
+    assert "call:get_status{}" in rendered
+    result = parse_both("Google-gemma-4-31B-it", "<|tool_call>call:get_status{}<tool_call|>")
+    assert calls(result) == [("get_status", {})]
+
