@@ -164,11 +164,12 @@ CASES: list[tuple[str, str, dict[str, Any], dict[str, Any], str, list[str]]] = [
     ),
     (
         "qwen3",
+        # Text after the call's object: the call is whole, the text is content.
         "<tool_call>\n" + '{"name": "f", "arguments": {}}"' + "\n</tool_call><|im_end|>",
         {},
-        {"content": None, "tool_calls": [("f", "{}")]},
+        {"content": '"', "tool_calls": [("f", "{}")]},
         "tool_calls",
-        ["malformed_tool_call"],
+        ["unexpected_text"],
     ),
     # prompt-aware: the prompt closed the think block (enable_thinking=False)
     (

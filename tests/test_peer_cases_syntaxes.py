@@ -109,3 +109,35 @@ def test_gemma_reads_back_the_empty_call_its_template_writes() -> None:
     result = parse_both("Google-gemma-4-31B-it", "<|tool_call>call:get_status{}<tool_call|>")
     assert calls(result) == [("get_status", {})]
 
+
+
+# vLLM tests/tool_parsers/test_mistral_tool_parser.py (text after the call's JSON), llama.cpp
+# test-chat.cpp (Ministral: " and more" after a call): the call is whole, the rest is text.
+@pytest.mark.parametrize(
+    ("template", "text", "content", "expected"),
+    [
+        ("Mistral-Small-3.2-24B-Instruct-2506", 'Intro [TOOL_CALLS]f[ARGS]{"a": 1}\nThanks!', "Intro \nThanks!", [("f", {"a": 1})]),
+        (
+            "Mistral-7B-Instruct-v0.3-jsonschema",
+            '[TOOL_CALLS][{"name": "f", "arguments": {"a": 1}}, {"name": "g", "arguments": {}}] and more',
+            " and more",
+            [("f", {"a": 1}), ("g", {})],
+        ),
+        (
+            "Moonshot-Kimi-K2-Instruct",
+            "Hi<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>"
+            '{"a": 1} junk<|tool_call_end|><|tool_calls_section_end|>',
+            "Hi junk",
+            [("f", {"a": 1})],
+        ),
+        ("Hermes-3-Llama-3.1-8B-tool_use", '<tool_call>\n{"name": "f", "arguments": {"a": 1}} oops\n</tool_call>', " oops", [("f", {"a": 1})]),
+    ],
+)
+def test_text_after_a_calls_arguments_is_content(template: str, text: str, content: str, expected: list[tuple[str, Any]]) -> None:
+    result = parse_both(template, text)
+    assert calls(result) == expected
+    assert result.message.content == content
+    assert [d.kind for d in result.diagnostics] == ["unexpected_text"]
+    assert result.finish_reason == "tool_calls"
+    # The text keeps its place: a content span where it was written.
+    assert any(span.kind == "content" and result.span_text(span) == content.removeprefix("Intro ").removeprefix("Hi") for span in result.spans)

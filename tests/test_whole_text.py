@@ -130,7 +130,7 @@ QWEN_CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}
         ("Sure.\n" + QWEN_CALL.replace("get_weather", "launch"), "unknown_tool"),
         ("<think>\nhm\n" + QWEN_CALL + "\n</think>\n\nok", "tool_call_in_reasoning"),
         ('<tool_call>\n{"name": "get_weather", "arguments": {"city": }\n</tool_call>', "malformed_tool_call"),
-        (QWEN_CALL.replace("}}", "}} trailing"), "malformed_tool_call"),
+        (QWEN_CALL.replace("}}", "}} trailing"), "unexpected_text"),
         ("Hello</think> there", "stray_delimiter"),
         ("Done.<|im_end|>more text", "unexpected_text"),
         ("<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Par", "unclosed_tool_call"),
@@ -150,7 +150,7 @@ DS_CALL = "<｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{\"city\": \"
         ("Sure." + DS_CALL + "<｜tool▁calls▁end｜>", "noncanonical"),
         ("Sure.<｜tool▁calls▁begin｜>get_weather", "malformed_tool_call"),
         ("<｜tool▁calls▁begin｜>" + DS_CALL.replace("get_weather", "get weather") + "<｜tool▁calls▁end｜>", "malformed_tool_call"),
-        ("<｜tool▁calls▁begin｜>" + DS_CALL.replace("}", "} and more") + "<｜tool▁calls▁end｜>", "malformed_tool_call"),
+        ("<｜tool▁calls▁begin｜>" + DS_CALL.replace("}", "} and more") + "<｜tool▁calls▁end｜>", "unexpected_text"),
         ("<｜tool▁calls▁begin｜>" + DS_CALL.replace("get_weather", "launch") + "<｜tool▁calls▁end｜>", "unknown_tool"),
     ],
 )

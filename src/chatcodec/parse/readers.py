@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from chatcodec.parse.engine import Piece
-from chatcodec.parse.json_scan import MemberEvent, ValueScanner
+from chatcodec.parse.json_scan import JsonWalk, MemberEvent, ValueScanner
 from chatcodec.parse.toolcalls import ToolCallBlock, ToolCalls
 
 ARGUMENT_KEYS = ("arguments", "parameters")  # some models write Llama's "parameters"
@@ -75,8 +75,7 @@ class JsonObjectReader(CallReader):
         call.walk = walk
         for event in walk.take():
             self.member(call, event, piece.start)
-        if walk.error is not None and call.error is None:
-            call.error = walk.error
+        _after_the_value(call, piece, walk)
 
     def member(self, call: ToolCallBlock, event: MemberEvent, position: int) -> None:
         """One thing the walk found in the call's object."""
@@ -181,12 +180,25 @@ class JsonListReader(JsonObjectReader):
                         self._name_now(child, piece.start)
                 else:
                     self.member(element, event, piece.start)
-        if walk.error is not None and call.error is None:
-            call.error = walk.error
+        _after_the_value(call, piece, walk)
 
     def close(self, call: ToolCallBlock) -> None:
         for child in call.children:
             self._name_now(child, call.start)
+
+
+def _after_the_value(call: ToolCallBlock, piece: Piece, walk: JsonWalk) -> None:
+    """Keep the text of ``piece`` after the body's value (no part of the call: whitespace stays
+    in it, other text goes to the content when it ends); else the walk's error is the call's."""
+    if walk.complete:
+        # (The walk may have read past the piece and found text after the value: that text is
+        # kept when its own piece comes, and is no error of the call.)
+        end = walk.value_end
+        if 0 <= end < piece.end:
+            cut = max(0, end - piece.start)
+            call.after_value.append((piece.start + cut, piece.text[cut:]))
+    elif walk.error is not None and call.error is None:
+        call.error = walk.error
 
 
 def _string_value(parts: list[str], value: ValueScanner | None) -> object:
@@ -282,11 +294,11 @@ class NameThenArgumentsReader(CallReader):
             if cut:
                 self.calls.arguments_text(call, piece.text[:cut])
             call.arguments_done = True
-            call.after_value.append(piece.text[cut:])
+            call.after_value.append((piece.start + cut, piece.text[cut:]))
         elif not call.arguments_done:
             self.calls.arguments_text(call, piece.text)
         else:
-            call.after_value.append(piece.text)
+            call.after_value.append((piece.start, piece.text))
 
     def _arguments(self, call: ToolCallBlock, piece: Piece) -> None:
         walk = piece.json
@@ -304,7 +316,8 @@ class NameThenArgumentsReader(CallReader):
         end = walk.value_end
         if 0 <= end < piece.end:
             # Text after the arguments' value (its own whitespace aside) is not part of them.
-            call.after_value.append(piece.text[max(0, end - piece.start) :])
+            cut = max(0, end - piece.start)
+            call.after_value.append((piece.start + cut, piece.text[cut:]))
 
 
 # -- XML parameters -------------------------------------------------------------------------------

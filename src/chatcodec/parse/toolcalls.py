@@ -36,7 +36,9 @@ class ToolCallBlock:
     arguments_as_string: list[str] | None = None
     arguments_done: bool = False
     pending: list[str] = field(default_factory=list)  # argument text read before the name
-    after_value: list[str] = field(default_factory=list)
+    # Text after the arguments' value, with where it starts: whitespace stays in the call; other
+    # text is no part of it and goes to the content when the call ends.
+    after_value: list[tuple[int, str]] = field(default_factory=list)
     index: int | None = None
     id: str | None = None
     rejected: str | None = None
@@ -121,13 +123,15 @@ class ToolCalls:
         if not named:
             self._as_content(block)
             return
-        if block.walk is not None and block.walk.error is not None and closed:
+        if block.walk is not None and block.walk.error is not None and not block.walk.complete and closed:
             named[-1].error = named[-1].error or block.walk.error
         for call in named:
             self._finish_one(call, closed=closed, spans=False)
-        for kind, start, end, name in block.spans:
-            self._span(kind, start, end, name, None if kind == "delimiter" else named[0].index)
-        block.raw, block.spans = [], []
+        stray = block.after_value if any(text.strip() for _, text in block.after_value) else []
+        for kind, start, end, name in _carved(block.spans, stray):
+            self._span(kind, start, end, name, None if kind in ("delimiter", "content") else named[0].index)
+        self._stray_to_content(stray, f"the list of calls {named[0].index}-{named[-1].index}")
+        block.raw, block.spans, block.after_value = [], [], []
 
     def _finish_one(self, call: ToolCallBlock, *, closed: bool, spans: bool) -> None:
         if call.index is None:
@@ -135,8 +139,7 @@ class ToolCalls:
             return
         if call.walk is not None and not call.walk.complete and call.error is None and closed:
             call.error = "the tool call's JSON is incomplete"
-        if call.after_value and "".join(call.after_value).strip():
-            call.error = call.error or "text after the arguments"
+        stray = call.after_value if any(text.strip() for _, text in call.after_value) else []
         if not call.arguments_parts:
             self.arguments_text(call, "{}")
         arguments = "".join(call.arguments_parts)
@@ -148,8 +151,8 @@ class ToolCalls:
         if call.error is not None and closed:
             self._diagnose("malformed_tool_call", call.start, f"tool call {call.index}: {call.error}")
         if spans:
-            for kind, start, end, name in call.spans:
-                self._span(kind, start, end, name, None if kind == "delimiter" else call.index)
+            for kind, start, end, name in _carved(call.spans, stray):
+                self._span(kind, start, end, name, None if kind in ("delimiter", "content") else call.index)
         late_id = None
         if call.given_id and call.given_id != call.id:
             # The model wrote the id after the call began (Mistral's ``"id"`` after the
@@ -157,12 +160,22 @@ class ToolCalls:
             call.id = late_id = call.given_id
         # The event decodes ``arguments`` when read: the value decoded here is not kept.
         self._emit(ToolCallEnd(call.index, arguments, id=late_id))
+        self._stray_to_content(stray, f"tool call {call.index}")
         # Keep what the message needs; the reading state of a finished call is garbage.
         call.arguments_parts = [arguments]
         call.raw, call.spans, call.name_parts, call.pending, call.after_value = [], [], [], [], []
         call.walk = None
         call.parsed = None
         call.state = {}
+
+    def _stray_to_content(self, stray: list[tuple[int, str]], what: str) -> None:
+        """``{"a": 1} and more`` in a call: the call is whole, the rest is text."""
+        if not stray:
+            return
+        text = "".join(part for _, part in stray)
+        self._diagnose("unexpected_text", stray[0][0], f"{what}: text after the arguments; kept as content")
+        self._add_content(text)
+        self._emit(ContentDelta(text))
 
     def _as_content(self, call: ToolCallBlock) -> None:
         """A block that never became a tool call (bad JSON, no name, unknown tool) is content."""
@@ -179,3 +192,30 @@ class ToolCalls:
         for _, start, end, _ in call.spans:
             self._span("content", start, end)
         self._emit(ContentDelta(text))
+
+
+def _carved(
+    spans: list[tuple[str, int, int, str | None]], stray: list[tuple[int, str]]
+) -> list[tuple[str, int, int, str | None]]:
+    """``spans`` with the stretches of ``stray`` text cut out of them as content."""
+    if not stray:
+        return spans
+    cuts = [(start, start + len(text)) for start, text in stray if text]
+    out: list[tuple[str, int, int, str | None]] = []
+    for kind, start, end, name in spans:
+        pieces = [(kind, start, end, name)]
+        if kind != "delimiter":
+            for cut_start, cut_end in cuts:
+                kept = []
+                for piece_kind, piece_start, piece_end, piece_name in pieces:
+                    if piece_kind == "content" or cut_end <= piece_start or cut_start >= piece_end:
+                        kept.append((piece_kind, piece_start, piece_end, piece_name))
+                        continue
+                    if piece_start < cut_start:
+                        kept.append((piece_kind, piece_start, cut_start, piece_name))
+                    kept.append(("content", max(piece_start, cut_start), min(piece_end, cut_end), None))
+                    if cut_end < piece_end:
+                        kept.append((piece_kind, cut_end, piece_end, piece_name))
+                pieces = kept
+        out += pieces
+    return out
