@@ -141,3 +141,50 @@ def test_text_after_a_calls_arguments_is_content(template: str, text: str, conte
     assert result.finish_reason == "tool_calls"
     # The text keeps its place: a content span where it was written.
     assert any(span.kind == "content" and result.span_text(span) == content.removeprefix("Intro ").removeprefix("Hi") for span in result.spans)
+
+
+# vLLM tests/tool_parsers/test_qwen3coder_tool_parser.py (a value holding "</parameter>"; the text
+# after the first one was dropped), SGLang test_function_call_parser.py (DSML with a JSON body):
+# text inside a call that is no parameter is content, where it was written.
+@pytest.mark.parametrize(
+    ("template", "text", "content", "expected"),
+    [
+        (
+            "Qwen-Qwen3-Coder",
+            "<tool_call>\n<function=f>\n<parameter=a>\nx\n</parameter>\nJUNK\n</function>\n</tool_call>",
+            "JUNK",
+            {"a": "x"},
+        ),
+        (
+            "Qwen-Qwen3-Coder",
+            "<tool_call>\n<function=f>\n<parameter=a>\n<p>one</parameter> and two\n</parameter>\n</function>\n</tool_call>",
+            " and two\n</parameter>",
+            {"a": "<p>one"},
+        ),
+        ("ZhipuAI-GLM-4.6", "<tool_call>f\n<arg_key>a</arg_key>\n<arg_value>x</arg_value>\nJUNK\n</tool_call>", "JUNK", {"a": "x"}),
+        (
+            "MiniMax-M2",
+            '<minimax:tool_call>\n<invoke name="f">\n<parameter name="a">x</parameter>\nJUNK\n</invoke>\n</minimax:tool_call>',
+            "JUNK",
+            {"a": "x"},
+        ),
+        (
+            "ByteDance-Seed-OSS-36B-Instruct",
+            "<seed:tool_call>\n<function=f>\n<parameter=a>x</parameter>\nJUNK\n</function>\n</seed:tool_call>",
+            "JUNK",
+            {"a": "x"},
+        ),
+        (
+            "DeepSeek-V3.2-llamacpp",
+            '\n<｜DSML｜function_calls>\n<｜DSML｜invoke name="f">\n{"city": "SF"}\n</｜DSML｜invoke>\n</｜DSML｜function_calls>',
+            '{"city": "SF"}',
+            {},
+        ),
+    ],
+)
+def test_text_between_xml_parameters_is_content(template: str, text: str, content: str, expected: dict[str, Any]) -> None:
+    result = parse_both(template, text)
+    assert calls(result) == [("f", expected)]
+    assert (result.message.content or "").strip() == content.strip()
+    assert [d.kind for d in result.diagnostics] == ["unexpected_text"]
+    assert result.diagnostics[0].position == text.index(content.strip()[:4])

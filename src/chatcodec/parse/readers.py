@@ -14,7 +14,7 @@ import json
 import re
 from typing import Any
 
-from chatcodec.parse.engine import Piece
+from chatcodec.parse.engine import STRAY, Piece
 from chatcodec.parse.json_scan import JsonWalk, MemberEvent, ValueScanner
 from chatcodec.parse.toolcalls import ToolCallBlock, ToolCalls
 
@@ -415,6 +415,9 @@ class XmlParametersReader(CallReader):
             if state.get("streaming"):
                 self._write(call, json.dumps(piece.text, ensure_ascii=False)[1:-1])
             state.setdefault("value_parts", []).append(piece.text)
+        elif piece.kind == STRAY:
+            # Text between the parameters is no part of the call: content, when the call ends.
+            call.after_value.append((piece.start, piece.text))
 
     def delimiter(self, call: ToolCallBlock, piece: Piece) -> None:
         state = call.state

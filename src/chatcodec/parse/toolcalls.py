@@ -173,7 +173,10 @@ class ToolCalls:
         if not stray:
             return
         text = "".join(part for _, part in stray)
-        self._diagnose("unexpected_text", stray[0][0], f"{what}: text after the arguments; kept as content")
+        # Where the first character that is not whitespace is (the same however the text came).
+        start, part = next((start, part) for start, part in stray if part.strip())
+        at = start + len(part) - len(part.lstrip())
+        self._diagnose("unexpected_text", at, f"{what}: text that is no part of it; kept as content")
         self._add_content(text)
         self._emit(ContentDelta(text))
 
