@@ -188,3 +188,34 @@ def test_text_between_xml_parameters_is_content(template: str, text: str, conten
     assert (result.message.content or "").strip() == content.strip()
     assert [d.kind for d in result.diagnostics] == ["unexpected_text"]
     assert result.diagnostics[0].position == text.index(content.strip()[:4])
+
+
+# vLLM tests/tool_parsers/test_qwen3coder_tool_parser.py (test_none_tool_calls_filtered): a name
+# whose ">" is left out ends with its call, and the next call is read.
+def test_a_function_name_left_unclosed_ends_with_its_call() -> None:
+    text = (
+        "<tool_call>\n<function=bad_func_no_gt\n</function>\n</tool_call>\n"
+        "<tool_call>\n<function=get_weather>\n<parameter=city>Dallas</parameter>\n</function>\n</tool_call>"
+    )
+    result = parse_both("Qwen-Qwen3-Coder", text, tools=TOOLS)
+    assert calls(result) == [("get_weather", {"city": "Dallas"})]
+    assert result.message.content == "<tool_call>\n<function=bad_func_no_gt\n</function>\n</tool_call>"
+    assert [d.kind for d in result.diagnostics] == ["unknown_tool"]
+    # Without tools the name was read: it stays a call, malformed.
+    result = parse_both("Qwen-Qwen3-Coder", text)
+    assert calls(result) == [("bad_func_no_gt", {}), ("get_weather", {"city": "Dallas"})]
+    assert [d.kind for d in result.diagnostics] == ["malformed_tool_call"]
+
+
+# vLLM tests/tool_parsers/test_glm4_moe_tool_parser.py (test_extract_tool_calls_malformed_xml): a
+# parameter name that never ends; the call's closing tag still closes the call.
+def test_a_parameter_name_left_unclosed_is_content_and_the_call_ends() -> None:
+    text = (
+        "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Seattle</arg_value>\n"
+        "<arg_key>incomplete_arg\n<arg_value>value</arg_value>\n</tool_call>"
+    )
+    result = parse_both("ZhipuAI-GLM-4.6", text)
+    assert calls(result) == [("get_weather", {"city": "Seattle"})]
+    assert (result.message.content or "").strip() == "incomplete_arg\n<arg_value>value</arg_value>"
+    assert [d.kind for d in result.diagnostics] == ["unexpected_text"]
+    assert result.finish_reason == "tool_calls"

@@ -410,6 +410,8 @@ class XmlParametersReader(CallReader):
         if piece.kind == "TOOL_NAME":
             call.name_parts.append(piece.text)
         elif piece.kind == "PARAM_NAME":
+            if not state.get("key_parts"):
+                state["key_start"] = piece.start
             state.setdefault("key_parts", []).append(piece.text)
         elif piece.kind == "PARAM_VALUE":
             if state.get("streaming"):
@@ -444,6 +446,13 @@ class XmlParametersReader(CallReader):
             self._param_done(call)
 
     def close(self, call: ToolCallBlock) -> None:
+        state = call.state
+        if state.get("where") == "name" and call.error is None:
+            call.error = "the function's name is not closed"
+        elif state.get("where") == "param_name" and state.get("key_parts"):
+            # A parameter's name that never ended, the call's end written after it: the text
+            # is no parameter, and goes to the content.
+            call.after_value.append((state["key_start"], "".join(state.pop("key_parts"))))
         self._name_done(call, call.start)
         if call.state.get("where") == "value":
             self._param_done(call)
