@@ -219,3 +219,32 @@ def test_a_parameter_name_left_unclosed_is_content_and_the_call_ends() -> None:
     assert (result.message.content or "").strip() == "incomplete_arg\n<arg_value>value</arg_value>"
     assert [d.kind for d in result.diagnostics] == ["unexpected_text"]
     assert result.finish_reason == "tool_calls"
+
+
+# llama.cpp test-chat.cpp (Kimi K2 Thinking, two calls, the first without <|tool_call_end|>):
+# the next call's opening tag ends the open call, and both are read.
+@pytest.mark.parametrize(
+    ("template", "text", "finish"),
+    [
+        (
+            "Moonshot-Kimi-K2-Thinking",
+            "<think>I need to call two functions<|tool_call_begin|>functions.special_function:0"
+            '<|tool_call_argument_begin|>{"arg1": 1}<|tool_call_begin|>functions.python:1'
+            '<|tool_call_argument_begin|>{"code": "print(\'hey\')"}',
+            "length",
+        ),
+        (
+            "Moonshot-Kimi-K2-Instruct",
+            "<|tool_calls_section_begin|><|tool_call_begin|>functions.special_function:0<|tool_call_argument_begin|>"
+            '{"arg1": 1}<|tool_call_begin|>functions.python:1<|tool_call_argument_begin|>{"code": "print(\'hey\')"}'
+            "<|tool_call_end|><|tool_calls_section_end|>",
+            "tool_calls",
+        ),
+    ],
+)
+def test_a_kimi_call_left_unclosed_ends_where_the_next_one_opens(template: str, text: str, finish: str) -> None:
+    result = parse_both(template, text)
+    assert calls(result) == [("special_function", {"arg1": 1}), ("python", {"code": "print('hey')"})]
+    assert [call.id for call in result.message.tool_calls or []] == ["functions.special_function:0", "functions.python:1"]
+    assert "malformed_tool_call" in [d.kind for d in result.diagnostics]
+    assert result.finish_reason == finish

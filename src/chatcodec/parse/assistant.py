@@ -402,6 +402,14 @@ class AssistantAssembler:
                     self._close_call(call, closed=True)
                     self._open_call(piece)
                     return
+                if kind in family.call_open:
+                    # The next call opens before this one's closing tag (where the grammar takes
+                    # it): this one ends here, short of its tag.
+                    self._call = None
+                    call.error = call.error or "the next call opens before this one's closing tag"
+                    self._close_call(call, closed=True)
+                    self._handle(piece)
+                    return
                 call.raw.append(piece.text)
                 call.spans.append(("delimiter", piece.start, piece.end, kind))
                 if kind in family.call_close:
