@@ -66,6 +66,8 @@ def special_tokens(path: Path) -> dict[str, str]:
         return {"bos_token": "<|begin_of_text|>", "eos_token": "<|eot_id|>"}
     if "<|im_start|>" in source:
         return {"eos_token": "<|im_end|>"}
+    if "<|START_OF_TURN_TOKEN|>" in source:
+        return {"bos_token": "<BOS_TOKEN>", "eos_token": "<|END_OF_TURN_TOKEN|>"}  # Cohere
     if "<start_of_turn>" in source or "<|turn>" in source:
         return {"bos_token": "<bos>", "eos_token": "<eos>"}
     return {"bos_token": "<s>", "eos_token": "</s>"}

@@ -248,3 +248,39 @@ def test_a_kimi_call_left_unclosed_ends_where_the_next_one_opens(template: str, 
     assert [call.id for call in result.message.tool_calls or []] == ["functions.special_function:0", "functions.python:1"]
     assert "malformed_tool_call" in [d.kind for d in result.diagnostics]
     assert result.finish_reason == finish
+
+
+# llama.cpp test-chat.cpp (Command A: "cmd3-citations_no_tool_calls"; Command R7B), vLLM's
+# CohereCommand4 reasoning cases. A server strips <|END_OF_TURN_TOKEN|> (the end-of-sequence
+# token) and leaves <|END_RESPONSE|>, which ends the answer on its own.
+@pytest.mark.parametrize(
+    "template",
+    ["Cohere-command-a-03-2025", "Cohere-command-a-reasoning-08-2025", "Cohere-command-r7b-12-2024"],
+)
+def test_cohere_answers_end_at_end_response_without_the_end_token(template: str) -> None:
+    prompt = codec_for(template).render([{"role": "user", "content": "hi"}], add_generation_prompt=True)
+    result = parse_both(template, "Hello there<|END_RESPONSE|>", prompt=prompt)
+    assert result.message.content == "Hello there"
+    assert not result.diagnostics and result.finish_reason == "stop"
+
+
+def test_command_a_reasoning_closes_its_thinking_before_a_call_or_nothing() -> None:
+    template = "Cohere-command-a-reasoning-08-2025"
+    call = '<|START_ACTION|>[{"tool_call_id": "0", "tool_name": "foo", "parameters": {"query": "q"}}]<|END_ACTION|>'
+    result = parse_both(template, "<|START_THINKING|>plan<|END_THINKING|>" + call)
+    assert result.message.reasoning_content == "plan"
+    assert calls(result) == [("foo", {"query": "q"})] and not result.diagnostics
+    result = parse_both(template, "<|START_THINKING|>plan<|END_THINKING|>")
+    assert result.message.reasoning_content == "plan" and result.finish_reason == "stop"
+    result = parse_both(template, "<|START_THINKING|>plan<|END_THINKING|><|START_RESPONSE|>Hi<|END_RESPONSE|>")
+    assert (result.message.reasoning_content, result.message.content) == ("plan", "Hi")
+
+
+def test_command_r7b_tool_use_reads_its_calls_with_its_real_end_token() -> None:
+    # Every Cohere turn ends with <|END_OF_TURN_TOKEN|>: it is no end of the answer of its own,
+    # and the template's calls are still read.
+    codec = chatcodec.load(
+        CORPUS / "CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja",
+        special_tokens={"bos_token": "<BOS_TOKEN>", "eos_token": "<|END_OF_TURN_TOKEN|>"},
+    )
+    assert codec.format.calls is not None and codec.format.calls.name == "cohere"

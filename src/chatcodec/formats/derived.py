@@ -37,8 +37,22 @@ def derive_format(name: str, render: Render, template_source: str, eos_token: st
     ends its answer with the template's footer or with its end-of-sequence token: both end it."""
     probes = Probes(render, template_source)
     framing = read_framing(name, probes)
-    if eos_token and eos_token.strip() and eos_token not in framing.end and eos_token not in framing.headers.values():
+    turn_tags = [*framing.headers.values(), *framing.footers.values()]
+    if (
+        eos_token
+        and eos_token.strip()
+        and eos_token not in framing.end
+        # (Where every turn ends with it, Cohere's <|END_OF_TURN_TOKEN|>, it is no end of its own.)
+        and not any(eos_token in tag for tag in turn_tags)
+    ):
         framing = replace(framing, end=(*framing.end, eos_token))
+    if eos_token and eos_token.strip():
+        # A server strips the end-of-sequence token from what it returns: a footer that ends with
+        # it (Command A's <|END_RESPONSE|><|END_OF_TURN_TOKEN|>) ends the answer without it too.
+        short = [end.removesuffix(eos_token) for end in framing.end if end.endswith(eos_token)]
+        added = tuple(end for end in short if end.strip() and end not in framing.end)
+        if added:
+            framing = replace(framing, end=(*framing.end, *added))
     reasoning = find_reasoning(probes, framing)
     if reasoning is not None:
         framing = header_before_reasoning(probes, framing, reasoning)
@@ -101,6 +115,11 @@ def find_reasoning(probes: Probes, framing: Framing) -> ReasoningSyntax | None:
                 # reasoning ends where the next message's header does.
                 closing_raw = closing_raw[: closing_raw.index(header) + len(header)]
             closing = closing_raw.strip(WHITESPACE)
+            known = dict(KNOWN_REASONING_TAGS).get(opening)
+            if known and closing.startswith(known) and closing != known:
+                # The template opens the answer right after the tag (Command A Reasoning's
+                # <|END_THINKING|><|START_RESPONSE|>); a model may go on to a call instead.
+                closing = known
             if _tag_like(opening) and _tag_like(closing):
                 after = len(closing_raw) - len(closing_raw.rstrip("\n"))
                 return ReasoningSyntax.from_tags(opening, closing, newlines_after_close=max(2, after))
