@@ -284,3 +284,14 @@ def test_command_r7b_tool_use_reads_its_calls_with_its_real_end_token() -> None:
         special_tokens={"bos_token": "<BOS_TOKEN>", "eos_token": "<|END_OF_TURN_TOKEN|>"},
     )
     assert codec.format.calls is not None and codec.format.calls.name == "cohere"
+
+
+# Whole-answer JSON syntaxes: JSON that is complete but no call is an answer, not a cut-short one
+# (a server strips <|eot_id|> before parsing, so the end token is not there to say so).
+@pytest.mark.parametrize("text", ['{"a": 1}', '<|python_tag|>{"a": 1}', '{"name": "unknown_fn", "parameters": {}}'])
+def test_complete_json_that_is_no_call_finishes_stop(text: str) -> None:
+    result = parse_both("Llama-3.2-3B-Instruct", text, tools=TOOLS)
+    assert result.message.content == text and not result.message.tool_calls
+    assert result.finish_reason == "stop"
+    truncated = parse_both("Llama-3.2-3B-Instruct", '{"a": ', tools=TOOLS)
+    assert truncated.finish_reason == "length"

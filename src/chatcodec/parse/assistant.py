@@ -231,7 +231,12 @@ class AssistantAssembler:
             if not complete:
                 self._diagnose("unclosed_tool_call", call.start, "the text ends inside a tool call")
             self._close_call(call, closed=complete)
-            reason = "tool_calls" if complete and self._calls else "length"
+            if complete and self._calls:
+                reason = "tool_calls"
+            elif complete and call.walk is not None:
+                reason = "stop"  # whole JSON that is no call (``{"a": 1}``): content, not cut short
+            else:
+                reason = "length"
         elif (self._in_reasoning or cut_short) and not self._ended:
             reason = "length"
         elif self._calls:
