@@ -295,3 +295,21 @@ def test_complete_json_that_is_no_call_finishes_stop(text: str) -> None:
     assert result.finish_reason == "stop"
     truncated = parse_both("Llama-3.2-3B-Instruct", '{"a": ', tools=TOOLS)
     assert truncated.finish_reason == "length"
+
+
+# A call written flat (``{"name": ..., "city": ...}``, no arguments member): the members beside
+# the name are its arguments, with a noncanonical diagnostic (they were dropped).
+@pytest.mark.parametrize(
+    ("template", "text"),
+    [
+        ("Llama-3.2-3B-Instruct", '{"name": "get_weather", "city": "Paris", "days": [1, {"a": 2}]}'),
+        ("Hermes-3-Llama-3.1-8B-tool_use", '<tool_call>\n{"name": "get_weather", "city": "Paris", "days": [1, {"a": 2}]}\n</tool_call>'),
+    ],
+)
+def test_a_flat_call_keeps_its_arguments(template: str, text: str) -> None:
+    result = parse_both(template, text, tools=TOOLS)
+    assert calls(result) == [("get_weather", {"city": "Paris", "days": [1, {"a": 2}]})]
+    assert [d.kind for d in result.diagnostics] == ["noncanonical"]
+    # With an arguments member, it is the arguments.
+    result = parse_both(template, text.replace('"city"', '"arguments": {"x": 1}, "city"'), tools=TOOLS)
+    assert calls(result) == [("get_weather", {"x": 1})]

@@ -93,6 +93,7 @@ class JsonObjectReader(CallReader):
             return
         if kind == "end":
             self._name_now(call, position)
+            self._flat_arguments(call)
             return
         key = event.key
         if key in self.name_keys and call.name is None and "name" not in call.state:
@@ -116,6 +117,12 @@ class JsonObjectReader(CallReader):
                 if value is not None and str(value):
                     call.given_id = str(value)  # an empty id is no id
                 self._name_now(call, position)
+        elif key not in self.name_keys and key not in self.id_keys and key not in self.argument_keys and not self.name_as_key:
+            # A member that is neither the name nor the arguments (``{"name": "f", "city": "x"}``):
+            # kept, in case the object has no arguments member (see ``_flat_arguments``).
+            if kind == "value_text":
+                extra = call.state.setdefault("extra", {})
+                extra.setdefault(key, []).append(event.text)
         elif key == call.arguments_key and not call.arguments_done:
             if kind == "value_text":
                 if call.arguments_as_string is None and not call.arguments_parts and not call.pending:
@@ -132,6 +139,16 @@ class JsonObjectReader(CallReader):
                 elif event.value is not None and event.value.has_parsed:
                     call.parsed = event.value.parsed
                     call.has_parsed = True
+
+    def _flat_arguments(self, call: ToolCallBlock) -> None:
+        """An object with a name and other members but no arguments member: the other members
+        are the arguments, as written (some small models write calls flat)."""
+        extra: dict[str, list[str]] = call.state.pop("extra", {})
+        if not extra or call.arguments_key is not None or call.arguments_parts or call.pending:
+            return
+        members = ", ".join(json.dumps(key, ensure_ascii=False) + ": " + "".join(parts).strip() for key, parts in extra.items())
+        self.calls.arguments_text(call, "{" + members + "}")
+        self.calls.diagnose("noncanonical", call.start, "the call's arguments are written beside its name, not in an arguments member")
 
     def _name_now(self, call: ToolCallBlock, position: int) -> None:
         name = call.state.pop("name", None)
