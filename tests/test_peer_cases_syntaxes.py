@@ -313,3 +313,20 @@ def test_a_flat_call_keeps_its_arguments(template: str, text: str) -> None:
     # With an arguments member, it is the arguments.
     result = parse_both(template, text.replace('"city"', '"arguments": {"x": 1}, "city"'), tools=TOOLS)
     assert calls(result) == [("get_weather", {"x": 1})]
+
+
+# llama.cpp test-chat.cpp (Ministral 3 reasoning, "fake_call_in_reasoning"): a Mistral call
+# inside [THINK] ends at [/THINK], the text after its arguments stays in the reasoning, and the
+# answer follows; the spans keep the text's order.
+@pytest.mark.parametrize(
+    ("text", "reasoning"),
+    [
+        ('[THINK]Let me think about [TOOL_CALLS]special_function[ARGS]{"arg1":1} and more[/THINK]The answer.', "Let me think about  and more"),
+        ('[THINK]Let me think about [TOOL_CALLS]special_function[ARGS]{"arg1":1}[/THINK]The answer.', "Let me think about "),
+    ],
+)
+def test_a_mistral_call_inside_reasoning_ends_with_the_reasoning(text: str, reasoning: str) -> None:
+    result = parse_both("Mistral-Ministral-3-14B-Reasoning-2512", text)
+    assert calls(result) == [("special_function", {"arg1": 1})]
+    assert (result.message.reasoning_content, result.message.content) == (reasoning, "The answer.")
+    assert [span.start for span in result.spans] == sorted(span.start for span in result.spans)

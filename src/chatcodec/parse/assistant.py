@@ -61,6 +61,7 @@ class AssistantAssembler:
             self._diagnose,
             self._span,
             self._content.append,
+            self._reasoning.append,
             invent_ids=invent_ids,
         )
         self._calls = self._tool_calls.calls
@@ -339,11 +340,15 @@ class AssistantAssembler:
     def _close_call(self, call: ToolCallBlock, *, closed: bool) -> None:
         if self._reader is not None:
             self._reader.close(call)
+        self._tool_calls.stray_as_reasoning = self._resume_reasoning
+        reasoning_before = len(self._reasoning)
         self._tool_calls.finish(call, closed=closed)
         if self._resume_reasoning:
             self._resume_reasoning = False
             self._in_reasoning = True
-            self._resumed_empty = True  # until reasoning text follows the call
+            # Empty until reasoning text follows the call (text in the call that is no part of
+            # it is such text).
+            self._resumed_empty = not "".join(self._reasoning[reasoning_before:]).strip()
 
     def _text(self, piece: Piece) -> None:
         """Text where the format has a place for it: reasoning inside an open reasoning block,
@@ -420,7 +425,7 @@ class AssistantAssembler:
                 if kind in family.call_close:
                     self._call = None
                     self._close_call(call, closed=True)
-                elif kind in family.end and self._closes_at_end:
+                elif self._closes_at_end and (kind in family.end or (kind in family.reasoning_close and self._resume_reasoning)):
                     # A call with no closing delimiter ends with the answer.
                     call.raw.pop()
                     call.spans.pop()

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from chatcodec.events import ContentDelta, Event, ToolCallArgumentsDelta, ToolCallEnd, ToolCallStart
+from chatcodec.events import ContentDelta, Event, ReasoningDelta, ToolCallArgumentsDelta, ToolCallEnd, ToolCallStart
 from chatcodec.messages import new_tool_call_id
 from chatcodec.parse.json_scan import JsonWalk
 
@@ -65,6 +65,7 @@ class ToolCalls:
         diagnose: Diagnose,
         span: SpanSink,
         add_content: Callable[[str], None],
+        add_reasoning: Callable[[str], None],
         *,
         invent_ids: bool = True,
     ) -> None:
@@ -77,6 +78,10 @@ class ToolCalls:
         self._diagnose = diagnose
         self._span = span
         self._add_content = add_content
+        self._add_reasoning = add_reasoning
+        # Text in a call that is no part of it goes where the call stands: the reasoning, for a
+        # call inside a reasoning block that goes on after it.
+        self.stray_as_reasoning = False
 
     def child(self, block: ToolCallBlock) -> ToolCallBlock:
         """A new call inside a block that holds several (an element of a list)."""
@@ -128,8 +133,8 @@ class ToolCalls:
         for call in named:
             self._finish_one(call, closed=closed, spans=False)
         stray = block.after_value if any(text.strip() for _, text in block.after_value) else []
-        for kind, start, end, name in _carved(block.spans, stray):
-            self._span(kind, start, end, name, None if kind in ("delimiter", "content") else named[0].index)
+        for kind, start, end, name in _carved(block.spans, stray, self._stray_kind()):
+            self._span(kind, start, end, name, None if kind in _NO_INDEX else named[0].index)
         self._stray_to_content(stray, f"the list of calls {named[0].index}-{named[-1].index}")
         block.raw, block.spans, block.after_value = [], [], []
 
@@ -151,8 +156,8 @@ class ToolCalls:
         if call.error is not None and closed:
             self._diagnose("malformed_tool_call", call.start, f"tool call {call.index}: {call.error}")
         if spans:
-            for kind, start, end, name in _carved(call.spans, stray):
-                self._span(kind, start, end, name, None if kind in ("delimiter", "content") else call.index)
+            for kind, start, end, name in _carved(call.spans, stray, self._stray_kind()):
+                self._span(kind, start, end, name, None if kind in _NO_INDEX else call.index)
         late_id = None
         if call.given_id and call.given_id != call.id:
             # The model wrote the id after the call began (Mistral's ``"id"`` after the
@@ -176,9 +181,17 @@ class ToolCalls:
         # Where the first character that is not whitespace is (the same however the text came).
         start, part = next((start, part) for start, part in stray if part.strip())
         at = start + len(part) - len(part.lstrip())
-        self._diagnose("unexpected_text", at, f"{what}: text that is no part of it; kept as content")
-        self._add_content(text)
-        self._emit(ContentDelta(text))
+        kind = self._stray_kind()
+        self._diagnose("unexpected_text", at, f"{what}: text that is no part of it; kept as {kind}")
+        if kind == "reasoning":
+            self._add_reasoning(text)
+            self._emit(ReasoningDelta(text))
+        else:
+            self._add_content(text)
+            self._emit(ContentDelta(text))
+
+    def _stray_kind(self) -> str:
+        return "reasoning" if self.stray_as_reasoning else "content"
 
     def _as_content(self, call: ToolCallBlock) -> None:
         """A block that never became a tool call (bad JSON, no name, unknown tool) is content."""
@@ -197,10 +210,13 @@ class ToolCalls:
         self._emit(ContentDelta(text))
 
 
+_NO_INDEX = ("delimiter", "content", "reasoning")  # spans that belong to no call
+
+
 def _carved(
-    spans: list[tuple[str, int, int, str | None]], stray: list[tuple[int, str]]
+    spans: list[tuple[str, int, int, str | None]], stray: list[tuple[int, str]], as_kind: str
 ) -> list[tuple[str, int, int, str | None]]:
-    """``spans`` with the stretches of ``stray`` text cut out of them as content."""
+    """``spans`` with the stretches of ``stray`` text cut out of them, as ``as_kind``."""
     if not stray:
         return spans
     cuts = [(start, start + len(text)) for start, text in stray if text]
@@ -211,12 +227,12 @@ def _carved(
             for cut_start, cut_end in cuts:
                 kept = []
                 for piece_kind, piece_start, piece_end, piece_name in pieces:
-                    if piece_kind == "content" or cut_end <= piece_start or cut_start >= piece_end:
+                    if piece_kind == as_kind or cut_end <= piece_start or cut_start >= piece_end:
                         kept.append((piece_kind, piece_start, piece_end, piece_name))
                         continue
                     if piece_start < cut_start:
                         kept.append((piece_kind, piece_start, cut_start, piece_name))
-                    kept.append(("content", max(piece_start, cut_start), min(piece_end, cut_end), None))
+                    kept.append((as_kind, max(piece_start, cut_start), min(piece_end, cut_end), None))
                     if cut_end < piece_end:
                         kept.append((piece_kind, cut_end, piece_end, piece_name))
                 pieces = kept
