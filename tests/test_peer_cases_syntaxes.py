@@ -330,3 +330,40 @@ def test_a_mistral_call_inside_reasoning_ends_with_the_reasoning(text: str, reas
     assert calls(result) == [("special_function", {"arg1": 1})]
     assert (result.message.reasoning_content, result.message.content) == (reasoning, "The answer.")
     assert [span.start for span in result.spans] == sorted(span.start for span in result.spans)
+
+
+# vLLM tests/tool_parsers/test_deepseekv32_tool_parser.py (string_attr_true_coerced_by_schema,
+# string_attr_true_composed_object, null_coerced_back_to_string): the tool's schema types a DSML
+# value; the model's string="true|false" does where there is no schema.
+def test_dsml_values_follow_the_schema_then_the_string_attribute() -> None:
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "f",
+                "parameters": {
+                    "type": "object",
+                    "properties": {
+                        "s": {"type": "string"},
+                        "n": {"type": "integer"},
+                        "o": {"anyOf": [{"type": "object"}, {"type": "null"}]},
+                    },
+                },
+            },
+        }
+    ]
+
+    def parameter(name: str, string: str, value: str) -> str:
+        return f'<｜DSML｜parameter name="{name}" string="{string}">{value}</｜DSML｜parameter>\n'
+
+    text = (
+        '<｜DSML｜function_calls>\n<｜DSML｜invoke name="f">\n'
+        + parameter("s", "false", "null")
+        + parameter("n", "true", "42")
+        + parameter("o", "true", '{"a": 1}')
+        + parameter("x", "true", "42")
+        + parameter("y", "false", "42")
+        + "</｜DSML｜invoke>\n</｜DSML｜function_calls>"
+    )
+    result = parse_both("DeepSeek-V3.2-llamacpp", text, tools=tools)
+    assert calls(result) == [("f", {"s": "null", "n": 42, "o": {"a": 1}, "x": "42", "y": 42})]

@@ -451,7 +451,11 @@ class XmlParametersReader(CallReader):
             key = "".join(state.pop("key_parts", [])).strip()
             state.update(where="value", key=key)
             declared = self.typed_by.get(piece.text.strip("\n"))
-            schema = self._schema(call, key) if declared is None else {"type": "string" if declared == "string" else "any"}
+            # The tool's schema says what the value is; without one, the model's own word
+            # (DeepSeek's string="true") does.
+            schema = self._schema(call, key)
+            if schema is None and declared is not None:
+                schema = {"type": "string" if declared == "string" else "any"}
             self._open_member(call, key)
             if _types(schema) == {"string"}:
                 state["streaming"] = True
