@@ -367,3 +367,30 @@ def test_dsml_values_follow_the_schema_then_the_string_attribute() -> None:
     )
     result = parse_both("DeepSeek-V3.2-llamacpp", text, tools=tools)
     assert calls(result) == [("f", {"s": "null", "n": 42, "o": {"a": 1}, "x": "42", "y": 42})]
+
+
+# vLLM tests/tool_parsers/test_qwen3coder_tool_parser.py (missing_closing_param): a value whose
+# closing tag is left out ends at the next parameter's tag (or the call's), and the call is
+# malformed but whole.
+@pytest.mark.parametrize(
+    ("template", "text", "expected"),
+    [
+        (
+            "Qwen-Qwen3-Coder",
+            "<tool_call>\n<function=f>\n<parameter=city>\nDallas\n<parameter=state>\nTX\n</parameter>\n"
+            "<parameter=unit>\nfahrenheit\n</parameter>\n</function>\n</tool_call>",
+            {"city": "Dallas", "state": "TX", "unit": "fahrenheit"},
+        ),
+        ("Qwen-Qwen3-Coder", "<tool_call>\n<function=f>\n<parameter=a>\nx\n</function>\n</tool_call>", {"a": "x"}),
+        (
+            "ZhipuAI-GLM-4.6",
+            "<tool_call>f\n<arg_key>a</arg_key>\n<arg_value>x\n<arg_key>b</arg_key>\n<arg_value>y</arg_value>\n</tool_call>",
+            {"a": "x", "b": "y"},
+        ),
+    ],
+)
+def test_a_parameter_value_left_unclosed_ends_at_the_next_tag(template: str, text: str, expected: dict[str, Any]) -> None:
+    result = parse_both(template, text)
+    assert calls(result) == [("f", expected)]
+    assert [d.kind for d in result.diagnostics] == ["malformed_tool_call"]
+    assert result.finish_reason == "tool_calls"

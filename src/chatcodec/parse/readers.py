@@ -443,6 +443,10 @@ class XmlParametersReader(CallReader):
         kind = piece.kind
         where = state.get("where")
         if kind == "PARAM_OPEN":
+            if where == "value":
+                # The value's closing tag is left out: the next parameter's tag ends it.
+                self._param_done(call)
+                call.error = call.error or "a parameter's closing tag is left out"
             self._name_done(call, piece.start)
             state.update(where="param_name", key_parts=[], value_parts=[], streaming=False)
         elif where == "name" and kind in self._NAME_ENDS:
@@ -477,6 +481,7 @@ class XmlParametersReader(CallReader):
         self._name_done(call, call.start)
         if call.state.get("where") == "value":
             self._param_done(call)
+            call.error = call.error or "a parameter's closing tag is left out"
         if call.index is None:
             return
         self._write(call, "}" if call.state.get("written") else "{}")
