@@ -394,3 +394,21 @@ def test_a_parameter_value_left_unclosed_ends_at_the_next_tag(template: str, tex
     assert calls(result) == [("f", expected)]
     assert [d.kind for d in result.diagnostics] == ["malformed_tool_call"]
     assert result.finish_reason == "tool_calls"
+
+
+# SGLang test/srt/test_function_call_parser.py (test_parse_streaming_text_after_tool_call,
+# test_parse_streaming_multiple_tool_calls): text after a list of Python calls is content.
+@pytest.mark.parametrize(
+    ("template", "text", "content"),
+    [
+        ("vLLM-Llama-4-pythonic", "[get_weather(location='Tokyo')] Here's the forecast:", " Here's the forecast:"),
+        ("vLLM-Llama-4-pythonic", "[get_weather(location='Berlin')] and [search(query='restaurants')]", " and [search(query='restaurants')]"),
+        ("LiquidAI-LFM2.5-8B-A1B", "<|tool_call_start|>[get_weather(location='Tokyo')] oops<|tool_call_end|>", " oops"),
+    ],
+)
+def test_text_after_a_list_of_python_calls_is_content(template: str, text: str, content: str) -> None:
+    result = parse_both(template, text)
+    assert [name for name, _ in calls(result)] == ["get_weather"]
+    assert result.message.content == content
+    assert [d.kind for d in result.diagnostics] == ["unexpected_text"]
+    assert result.finish_reason == "tool_calls"

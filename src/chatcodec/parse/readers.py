@@ -536,14 +536,27 @@ class PythonicReader(CallReader):
         self.opened = opened  # the opening delimiter holds the list's "["
 
     def open(self, call: ToolCallBlock) -> None:
-        call.state.update(buffer=[], done=0)
+        call.state.update(buffer=[], starts=[], done=0)
 
     def text(self, call: ToolCallBlock, piece: Piece) -> None:
         call.state["buffer"].append(piece.text)
+        call.state["starts"].append(piece.start)
 
     def close(self, call: ToolCallBlock) -> None:
         # The calls are read when the block is complete; ``_read`` makes each a child call.
-        text = "".join(call.state.get("buffer", []))
+        parts: list[str] = call.state.get("buffer", [])
+        text = "".join(parts)
+        # ``[get_weather(city="Paris")] Here is the forecast``: the list is the calls, the text
+        # after it is no part of them.
+        opening = "[" if self.opened else ""  # the opening delimiter holds the list's "["
+        split = _after_the_list(opening + text)
+        starts: list[int] = call.state.get("starts", [])
+        contiguous = all(start + len(part) == after for start, part, after in zip(starts, parts, starts[1:]))
+        if split is not None and starts and contiguous:
+            rest = text[split - len(opening) :]
+            if rest.rstrip().removesuffix("<|python_end|>").strip() and _python_calls((opening + text)[:split]):
+                call.after_value.append((starts[0] + split - len(opening), rest))
+                text = text[: split - len(opening)]
         if self.opened:
             text = "[" + text.rstrip().removesuffix("<|python_end|>")
         for name, arguments in _python_calls(text):
@@ -665,6 +678,34 @@ def _parse_call(segment: str) -> ast.expr | None:
     except (SyntaxError, RecursionError, MemoryError, ValueError):
         return None
     return tree.body
+
+
+def _after_the_list(text: str) -> int | None:
+    """Where the list that ``text`` opens with (after whitespace) ends, its closing bracket
+    included (None when it opens with no list or does not close it)."""
+    start = len(text) - len(text.lstrip())
+    if not text.startswith("[", start):
+        return None
+    depth = 0
+    quote = ""
+    i = start
+    while i < len(text):
+        char = text[i]
+        if quote:
+            if char == "\\":
+                i += 1
+            elif char == quote:
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return None
 
 
 def _top_level_segments(text: str) -> list[str]:
