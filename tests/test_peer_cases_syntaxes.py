@@ -412,3 +412,13 @@ def test_text_after_a_list_of_python_calls_is_content(template: str, text: str, 
     assert result.message.content == content
     assert [d.kind for d in result.diagnostics] == ["unexpected_text"]
     assert result.finish_reason == "tool_calls"
+
+
+# llama.cpp test-chat.cpp (gpt-oss structured_output): the final channel constrained to JSON.
+@pytest.mark.parametrize("template", ["OpenAI-gpt-oss-120b", "OpenAI-gpt-oss-20b-2025-08-07"])
+@pytest.mark.parametrize("header", ["<|channel|>final <|constrain|>json<|message|>", "<|channel|>final<|constrain|>json<|message|>"])
+def test_gpt_oss_final_channel_constrained_to_json(template: str, header: str) -> None:
+    text = "<|channel|>analysis<|message|>I need to output the invoice.<|end|><|start|>assistant" + header + '{"amount": 13.5}'
+    result = parse_both(template, text)
+    assert (result.message.reasoning_content, result.message.content) == ("I need to output the invoice.", '{"amount": 13.5}')
+    assert not result.diagnostics and result.finish_reason == "stop"

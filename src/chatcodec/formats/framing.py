@@ -97,6 +97,15 @@ class Framing:
         return tuple(self.headers)
 
 
+# What a model writes beside the answer's opening a template renders: gpt-oss constrains its
+# final channel to JSON when asked for structured output.
+ANSWER_OPEN_VARIANTS: dict[str, tuple[str, ...]] = {
+    "<|channel|>final<|message|>": (
+        "<|channel|>final <|constrain|>json<|message|>",
+        "<|channel|>final<|constrain|>json<|message|>",
+    ),
+}
+
 # Optional parts whose terminal carries no role: two of them spelled alike can be one terminal.
 SHAREABLE = ("TOOL_SEPARATOR", "LEAD", "ANSWER_OPEN")
 
@@ -308,7 +317,11 @@ def grammar_piece(framing: Framing, reserved: frozenset[str] = frozenset()) -> F
         optional("TOOL_NAME_END", {framing.tool_name_close}) if framing.tool_name_close and "tool" in headers else None
     )
     lead_terminal = optional("LEAD", {lead}) if lead else None
-    answer_open_terminal = optional("ANSWER_OPEN", {framing.answer_open}) if framing.answer_open else None
+    answer_open_terminal = (
+        optional("ANSWER_OPEN", {framing.answer_open, *ANSWER_OPEN_VARIANTS.get(framing.answer_open, ())})
+        if framing.answer_open
+        else None
+    )
 
     rules: list[str] = []
     if block is not None and block.placement == "prefix":
