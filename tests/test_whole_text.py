@@ -297,3 +297,15 @@ def test_call_bodies_the_quick_check_refuses_are_read_the_long_way(arguments: st
     fast, general = _both(deepseek, text, None, fuzz.TOOLS)
     assert fast is not None and _key(fast) == _key(general)
     assert not general.diagnostics
+
+
+def test_without_pydantic_cores_decoder_bodies_are_read_the_long_way(monkeypatch: pytest.MonkeyPatch) -> None:
+    import chatcodec.parse.whole as whole
+
+    codec = chatcodec.load("qwen3")
+    text = "Sure.\n" + QWEN_CALL + "<|im_end|>"
+    with_decoder, general = _both(codec, text, None, fuzz.TOOLS)
+    monkeypatch.setattr(whole, "_from_json", None)
+    without, _ = _both(codec, text, None, fuzz.TOOLS)
+    assert with_decoder is not None and without is not None
+    assert _key(with_decoder) == _key(without) == _key(general)

@@ -23,7 +23,6 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from pydantic_core import from_json as _from_json
 
 from chatcodec.events import FinishReason
 from chatcodec.formats.base import Format
@@ -34,6 +33,10 @@ from chatcodec.parse.readers import ARGUMENT_KEYS, NOT_A_NAME
 from chatcodec.parse.spans import Span
 from chatcodec.parse.stream import ParseResult
 
+try:
+    from pydantic_core import from_json as _from_json
+except ImportError:  # pragma: no cover - pydantic-core before 2.14: bodies are read the long way
+    _from_json = None  # type: ignore[assignment]
 _decoder = json.JSONDecoder()
 _scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
 _WS = " \t\n\r"
@@ -357,9 +360,11 @@ def _is_json_object(text: str) -> bool:
     """Is ``text`` exactly one JSON object? (The Rust decoder pydantic ships builds the values
     in about half the time of the json module's; it never accepts what the json module refuses,
     and what it refuses, NaN or lone surrogates or deep nesting, is decoded the long way.)"""
+    if _from_json is None:
+        return False
     try:
         return isinstance(_from_json(text, allow_inf_nan=False), dict)
-    except (ValueError, RecursionError):
+    except (ValueError, RecursionError, TypeError):  # (TypeError: a release without the option)
         return False
 
 
