@@ -362,3 +362,19 @@ def test_a_filter_on_the_callers_own_container_is_weighed_only_where_limits_do_n
     with chatcodec.render_limits(chatcodec.RenderLimits(max_value=1000, per_input=0)):
         with pytest.raises(chatcodec.TemplateSecurityError, match="max_value"):
             render_source(source, messages)
+
+
+def test_a_call_inside_a_loop_weighs_its_arguments_not_the_loops_variables(tmp_path: Path) -> None:
+    # Jinja hands a call made in a loop the loop's variables too (``_loop_vars``): they are no
+    # argument. Two values each within the limit, set in the loop, must not add up to refuse
+    # ``strip()``.
+    limits = chatcodec.RenderLimits(max_value=1_000, per_input=0)
+    source = (
+        "{% for message in messages %}{% set a = 'x' * 600 %}{% set b = 'y' * 600 %}"
+        "{{ message.content.strip() }}{{ a | length }}{% endfor %}"
+    )
+    template = tmp_path / "loop.jinja"
+    template.write_text(source, encoding="utf-8")
+    codec = chatcodec.load(template)
+    with chatcodec.render_limits(limits):
+        assert codec.render(MESSAGES) == "hi600"

@@ -463,7 +463,9 @@ class ChatTemplateSandbox(ImmutableSandboxedEnvironment):
         return "".join(str(value) for value in values)
 
     def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:
-        values = (*args, *kwargs.values()) if kwargs else args
+        # Jinja passes the loop's and block's variables along as ``_loop_vars`` / ``_block_vars``
+        # (``Context.call`` takes them off): they are no arguments the template gave.
+        values = (*args, *(value for key, value in kwargs.items() if key not in _JINJA_CALL_KEYS)) if kwargs else args
         total = 0
         for value in values:
             kind = type(value)
@@ -480,6 +482,9 @@ class ChatTemplateSandbox(ImmutableSandboxedEnvironment):
         if isinstance(receiver, str):
             _check_str_method(receiver, getattr(method, "__name__", ""), args, kwargs)
         return super().call(__context, __obj, *args, **kwargs)
+
+
+_JINJA_CALL_KEYS = frozenset({"_loop_vars", "_block_vars"})
 
 
 class TemplateDict:
