@@ -378,3 +378,17 @@ def test_a_call_inside_a_loop_weighs_its_arguments_not_the_loops_variables(tmp_p
     codec = chatcodec.load(template)
     with chatcodec.render_limits(limits):
         assert codec.render(MESSAGES) == "hi600"
+
+
+def test_filters_that_build_nothing_are_not_refused_for_their_input(tmp_path: Path) -> None:
+    # ``messages | length`` builds a number: even past max_value (no growth with the input here),
+    # it is not refused; printing the large value itself is.
+    limits = chatcodec.RenderLimits(max_value=1_000, per_input=0)
+    template = tmp_path / "length.jinja"
+    template.write_text("{{ messages | length }}{{ messages | first | default('') | length }}", encoding="utf-8")
+    codec = chatcodec.load(template)
+    with chatcodec.render_limits(limits):
+        assert codec.render([{"role": "user", "content": "x" * 5_000}]) == "12"
+        template.write_text("{{ messages | tojson }}", encoding="utf-8")
+        with pytest.raises(chatcodec.TemplateSecurityError):
+            chatcodec.load(template).render([{"role": "user", "content": "x" * 5_000}])

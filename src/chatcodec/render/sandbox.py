@@ -543,11 +543,18 @@ def _check_filter_input(*args: Any, **kwargs: Any) -> None:
     check_weight(*args, *kwargs.values())
 
 
+# Filters whose result is a number or one of the values given (``messages | length``,
+# ``x | default(y)``): they build nothing, and what a template prints is checked when it is
+# printed. Weighing their input (a whole conversation) for each call would be wasted.
+SMALL_RESULT_FILTERS = frozenset({"length", "count", "first", "last", "min", "max", "abs", "int", "float", "round", "wordcount", "default", "d"})
+
+
 class _CheckedFilters(dict):  # type: ignore[type-arg]
-    """The filter table; every filter, including ones added later, checks its input's size first."""
+    """The filter table; every filter, including ones added later, checks its input's size
+    first, but those that build nothing (``SMALL_RESULT_FILTERS``)."""
 
     def __setitem__(self, name: str, function: Callable[..., Any]) -> None:
-        super().__setitem__(name, _guard(function, _check_filter_input))
+        super().__setitem__(name, function if name in SMALL_RESULT_FILTERS else _guard(function, _check_filter_input))
 
     def __init__(self, filters: Mapping[str, Callable[..., Any]]) -> None:
         super().__init__()
