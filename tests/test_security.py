@@ -392,3 +392,16 @@ def test_filters_that_build_nothing_are_not_refused_for_their_input(tmp_path: Pa
         template.write_text("{{ messages | tojson }}", encoding="utf-8")
         with pytest.raises(chatcodec.TemplateSecurityError):
             chatcodec.load(template).render([{"role": "user", "content": "x" * 5_000}])
+
+
+def test_a_macro_is_not_refused_for_what_it_is_given(tmp_path: Path) -> None:
+    # A macro is template code, checked step by step: passing it the conversation builds
+    # nothing (templates call a macro per tool parameter, with the schemas).
+    limits = chatcodec.RenderLimits(max_value=1_000, per_input=0)
+    template = tmp_path / "macro.jinja"
+    template.write_text("{% macro count(x) %}{{ x | length }}{% endmacro %}{{ count(messages) }}", encoding="utf-8")
+    with chatcodec.render_limits(limits):
+        assert chatcodec.load(template).render([{"role": "user", "content": "x" * 5_000}]) == "1"
+        template.write_text("{% macro show(x) %}{{ x }}{% endmacro %}{{ show(messages) }}", encoding="utf-8")
+        with pytest.raises(chatcodec.TemplateSecurityError):
+            chatcodec.load(template).render([{"role": "user", "content": "x" * 5_000}])

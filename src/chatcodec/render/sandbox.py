@@ -444,8 +444,9 @@ class ChatTemplateSandbox(ImmutableSandboxedEnvironment):
                 _check_int_bits(left.bit_length() * abs(right))
             return operator.pow(left, right)
         if operator_name == "+":
-            if type(left) is str and type(right) is str:
-                # Most additions join two strings: their size is their lengths.
+            if isinstance(left, str) and isinstance(right, str):
+                # Most additions join two strings (or Markup, which ``tojson`` returns): their
+                # size is their lengths.
                 check_size(len(left) + len(right))
             elif isinstance(left, (str, list, tuple)) and isinstance(right, (str, list, tuple)):
                 check_weight(left, right)
@@ -466,6 +467,9 @@ class ChatTemplateSandbox(ImmutableSandboxedEnvironment):
         # Jinja passes the loop's and block's variables along as ``_loop_vars`` / ``_block_vars``
         # (``Context.call`` takes them off): they are no arguments the template gave.
         values = (*args, *(value for key, value in kwargs.items() if key not in _JINJA_CALL_KEYS)) if kwargs else args
+        # A macro is template code, whose every step is checked: what it is given needs no
+        # weighing (a macro called per parameter of each tool would walk the schemas each time).
+        weigh = type(__obj) is not jinja2.runtime.Macro
         total = 0
         for value in values:
             kind = type(value)
@@ -474,7 +478,8 @@ class ChatTemplateSandbox(ImmutableSandboxedEnvironment):
                 continue
             if kind is not bool and isinstance(value, int):
                 check_number(value, getattr(__obj, "__name__", "a function"))
-            total += weight(value)
+            if weigh:
+                total += weight(value)
         check_size(total)
         # The sandbox hands out str.format wrapped; the wrapped method says which string it is on.
         method = getattr(__obj, "__wrapped__", __obj)
