@@ -36,8 +36,10 @@ class ToolCallBlock:
     arguments_as_string: list[str] | None = None
     arguments_done: bool = False
     pending: list[str] = field(default_factory=list)  # argument text read before the name
-    # Text after the arguments' value, with where it starts: whitespace stays in the call; other
-    # text is no part of it and goes to the content when the call ends.
+    # Text in the block that is no part of the call (after the arguments' value, between XML
+    # parameters, after a list of Python calls), with where each piece starts. If it is all
+    # whitespace it stays in the call; else it goes, whole, to the text around the call when
+    # the call ends.
     after_value: list[tuple[int, str]] = field(default_factory=list)
     index: int | None = None
     id: str | None = None
@@ -135,7 +137,7 @@ class ToolCalls:
         stray = block.after_value if any(text.strip() for _, text in block.after_value) else []
         for kind, start, end, name in _carved(block.spans, stray, self._stray_kind()):
             self._span(kind, start, end, name, None if kind in _NO_INDEX else named[0].index)
-        self._stray_to_content(stray, f"the list of calls {named[0].index}-{named[-1].index}")
+        self._keep_stray_text(stray, f"the list of calls {named[0].index}-{named[-1].index}")
         block.raw, block.spans, block.after_value = [], [], []
 
     def _finish_one(self, call: ToolCallBlock, *, closed: bool, spans: bool) -> None:
@@ -165,7 +167,7 @@ class ToolCalls:
             call.id = late_id = call.given_id
         # The event decodes ``arguments`` when read: the value decoded here is not kept.
         self._emit(ToolCallEnd(call.index, arguments, id=late_id))
-        self._stray_to_content(stray, f"tool call {call.index}")
+        self._keep_stray_text(stray, f"tool call {call.index}")
         # Keep what the message needs; the reading state of a finished call is garbage.
         call.arguments_parts = [arguments]
         call.raw, call.spans, call.name_parts, call.pending, call.after_value = [], [], [], [], []
@@ -173,8 +175,9 @@ class ToolCalls:
         call.parsed = None
         call.state = {}
 
-    def _stray_to_content(self, stray: list[tuple[int, str]], what: str) -> None:
-        """``{"a": 1} and more`` in a call: the call is whole, the rest is text."""
+    def _keep_stray_text(self, stray: list[tuple[int, str]], what: str) -> None:
+        """``{"a": 1} and more`` in a call: the call is whole, the rest is text (content, or
+        reasoning for a call inside a reasoning block that goes on after it)."""
         if not stray:
             return
         text = "".join(part for _, part in stray)
