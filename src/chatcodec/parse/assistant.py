@@ -425,7 +425,9 @@ class AssistantAssembler:
                 if kind in family.call_close:
                     self._call = None
                     self._close_call(call, closed=True)
-                elif self._closes_at_end and (kind in family.end or (kind in family.reasoning_close and self._resume_reasoning)):
+                elif self._closes_at_end and (
+                    kind in family.end or (kind in family.reasoning_close and self._resume_reasoning)
+                ):
                     # A call with no closing delimiter ends with the answer.
                     call.raw.pop()
                     call.spans.pop()

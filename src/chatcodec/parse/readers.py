@@ -117,7 +117,7 @@ class JsonObjectReader(CallReader):
                 if value is not None and str(value):
                     call.given_id = str(value)  # an empty id is no id
                 self._name_now(call, position)
-        elif key not in self.name_keys and key not in self.id_keys and key not in self.argument_keys and not self.name_as_key:
+        elif not self.name_as_key and key not in (*self.name_keys, *self.id_keys, *self.argument_keys):
             # A member that is neither the name nor the arguments (``{"name": "f", "city": "x"}``):
             # kept, in case the object has no arguments member (see ``_flat_arguments``).
             if kind == "value_text":
@@ -146,9 +146,11 @@ class JsonObjectReader(CallReader):
         extra: dict[str, list[str]] = call.state.pop("extra", {})
         if not extra or call.arguments_key is not None or call.arguments_parts or call.pending:
             return
-        members = ", ".join(json.dumps(key, ensure_ascii=False) + ": " + "".join(parts).strip() for key, parts in extra.items())
-        self.calls.arguments_text(call, "{" + members + "}")
-        self.calls.diagnose("noncanonical", call.start, "the call's arguments are written beside its name, not in an arguments member")
+        members = [json.dumps(key, ensure_ascii=False) + ": " + "".join(parts).strip() for key, parts in extra.items()]
+        self.calls.arguments_text(call, "{" + ", ".join(members) + "}")
+        self.calls.diagnose(
+            "noncanonical", call.start, "the call's arguments are written beside its name, not in an arguments member"
+        )
 
     def _name_now(self, call: ToolCallBlock, position: int) -> None:
         name = call.state.pop("name", None)
@@ -1024,7 +1026,8 @@ def _gemma_number(atom: str) -> str:
         return atom
     except ValueError:
         number = float(atom)
-        return json.dumps(int(number) if number.is_integer() and "." not in atom and "e" not in atom.lower() else number)
+        whole = number.is_integer() and "." not in atom and "e" not in atom.lower()
+        return json.dumps(int(number) if whole else number)
 
 
 def _gemma_value(text: str, quote: str) -> Any:

@@ -551,7 +551,9 @@ def _check_filter_input(*args: Any, **kwargs: Any) -> None:
 # Filters whose result is a number or one of the values given (``messages | length``,
 # ``x | default(y)``): they build nothing, and what a template prints is checked when it is
 # printed. Weighing their input (a whole conversation) for each call would be wasted.
-SMALL_RESULT_FILTERS = frozenset({"length", "count", "first", "last", "min", "max", "abs", "int", "float", "round", "wordcount", "default", "d"})
+SMALL_RESULT_FILTERS = frozenset(
+    {"length", "count", "first", "last", "min", "max", "abs", "int", "float", "round", "wordcount", "default", "d"}
+)
 
 
 class _CheckedFilters(dict):  # type: ignore[type-arg]
