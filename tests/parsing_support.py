@@ -29,6 +29,20 @@ def normalized(message: chatcodec.Message) -> dict[str, Any]:
     return data
 
 
+def parse_both(codec: chatcodec.Codec, text: str, **options: Any) -> ParseResult:
+    """Parse whole and one character at a time: the two must agree (message, finish reason,
+    diagnostics), and the spans must give the text back."""
+    whole = codec.parse_detailed(text, **options)
+    _, streamed = feed_in_chunks(
+        codec, text, [1], prompt=options.get("prompt"), tools=options.get("tools"), reasoning=options.get("reasoning")
+    )
+    assert normalized(streamed.message) == normalized(whole.message)
+    assert streamed.finish_reason == whole.finish_reason
+    assert [d.kind for d in streamed.diagnostics] == [d.kind for d in whole.diagnostics]
+    assert whole.reassemble() == text
+    return whole
+
+
 def feed_in_chunks(
     codec: chatcodec.Codec, text: str, sizes: list[int], **options: Any
 ) -> tuple[list[Event], ParseResult]:

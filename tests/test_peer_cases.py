@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 import pytest
-from parsing_support import normalized
+from parsing_support import parse_both
 
 import chatcodec
 from chatcodec.parse.stream import ParseResult
@@ -18,21 +18,6 @@ THINKING_OFF = QWEN3.render([{"role": "user", "content": "hi"}], add_generation_
 THINKING_ON = QWEN3.render([{"role": "user", "content": "hi"}], add_generation_prompt=True)
 DEEPSEEK_PROMPT = DEEPSEEK.render([{"role": "user", "content": "hi"}], add_generation_prompt=True)
 V3_CALL = "<｜tool▁call▁begin｜>{name}<｜tool▁sep｜>{arguments}<｜tool▁call▁end｜>"
-
-
-def parse_both(codec: chatcodec.Codec, text: str, **options: Any) -> ParseResult:
-    """Parse whole and one character at a time; the two must agree."""
-    whole = codec.parse_detailed(text, **options)
-    parser = codec.stream(options.get("prompt"), reasoning=options.get("reasoning"))
-    for char in text:
-        parser.feed(char)
-    parser.close()
-    streamed = parser.result()
-    assert normalized(streamed.message) == normalized(whole.message)
-    assert streamed.finish_reason == whole.finish_reason
-    assert [d.kind for d in streamed.diagnostics] == [d.kind for d in whole.diagnostics]
-    assert whole.reassemble() == text
-    return whole
 
 
 def calls(result: ParseResult) -> list[tuple[str, Any]]:

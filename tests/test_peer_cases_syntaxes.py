@@ -10,7 +10,7 @@ from functools import cache
 from typing import Any
 
 import pytest
-from parsing_support import normalized
+from parsing_support import parse_both as parse_both_ways
 from template_corpus import CORPUS, special_tokens
 
 import chatcodec
@@ -29,17 +29,7 @@ def codec_for(template: str) -> chatcodec.Codec:
 
 
 def parse_both(template: str, text: str, **options: Any) -> ParseResult:
-    codec = codec_for(template)
-    whole = codec.parse_detailed(text, **options)
-    parser = codec.stream(options.get("prompt"), tools=options.get("tools"))
-    for char in text:
-        parser.feed(char)
-    parser.close()
-    streamed = parser.result()
-    assert normalized(streamed.message) == normalized(whole.message)
-    assert [d.kind for d in streamed.diagnostics] == [d.kind for d in whole.diagnostics]
-    assert whole.reassemble() == text
-    return whole
+    return parse_both_ways(codec_for(template), text, **options)
 
 
 def calls(result: ParseResult) -> list[tuple[str, Any]]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from chatcodec.parse.engine import STRAY, Piece
@@ -682,12 +683,9 @@ def _parse_call(segment: str) -> ast.expr | None:
     return tree.body
 
 
-def _after_the_list(text: str) -> int | None:
-    """Where the list that ``text`` opens with (after whitespace) ends, its closing bracket
-    included (None when it opens with no list or does not close it)."""
-    start = len(text) - len(text.lstrip())
-    if not text.startswith("[", start):
-        return None
+def _structure(text: str, start: int = 0) -> Iterator[tuple[int, str, int]]:
+    """Each character of ``text`` outside quotes (quotes as Python reads them), from ``start``,
+    with the bracket depth after it."""
     depth = 0
     quote = ""
     i = start
@@ -700,40 +698,32 @@ def _after_the_list(text: str) -> int | None:
                 quote = ""
         elif char in "'\"":
             quote = char
-        elif char in "([{":
-            depth += 1
-        elif char in ")]}":
-            depth -= 1
-            if depth == 0:
-                return i + 1
+        else:
+            if char in "([{":
+                depth += 1
+            elif char in ")]}":
+                depth -= 1
+            yield i, char, depth
         i += 1
-    return None
+
+
+def _after_the_list(text: str) -> int | None:
+    """Where the list that ``text`` opens with (after whitespace) ends, its closing bracket
+    included (None when it opens with no list or does not close it)."""
+    start = len(text) - len(text.lstrip())
+    if not text.startswith("[", start):
+        return None
+    return next((i + 1 for i, char, depth in _structure(text, start) if depth == 0 and char in ")]}"), None)
 
 
 def _top_level_segments(text: str) -> list[str]:
     """Split at commas outside brackets and quotes (quotes as Python reads them)."""
     segments: list[str] = []
-    depth = 0
-    quote = ""
     start = 0
-    i = 0
-    while i < len(text):
-        char = text[i]
-        if quote:
-            if char == "\\":
-                i += 1
-            elif char == quote:
-                quote = ""
-        elif char in "'\"":
-            quote = char
-        elif char in "([{":
-            depth += 1
-        elif char in ")]}":
-            depth -= 1
-        elif char == "," and depth == 0:
+    for i, char, depth in _structure(text):
+        if char == "," and depth == 0:
             segments.append(text[start:i])
             start = i + 1
-        i += 1
     segments.append(text[start:])
     return [segment for segment in segments if segment.strip()]
 
