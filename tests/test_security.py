@@ -178,6 +178,12 @@ def test_limits_are_named_and_can_be_changed(tmp_path: Path) -> None:
     with chatcodec.render_limits(chatcodec.RenderLimits(max_value=1000)):
         with pytest.raises(chatcodec.TemplateSecurityError, match="max_value limit"):
             render(tmp_path, "{{ 'x' * 2000 }}")
+    with chatcodec.render_limits(chatcodec.RenderLimits(max_value=1000, per_input=0)):
+        # Two strings within the limit whose sum is not (the inline check of string + string).
+        with pytest.raises(chatcodec.TemplateSecurityError, match="max_value limit"):
+            render(tmp_path, "{{ ('x' * 600) + ('y' * 600) }}")
+    # The default limits again: the same sum is fine.
+    assert len(render(tmp_path, "{{ ('x' * 600) + ('y' * 600) }}")) == 1200
 
 
 def test_a_long_conversation_raises_the_limits_with_it() -> None:

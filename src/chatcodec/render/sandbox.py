@@ -61,6 +61,9 @@ class RenderLimits:
 
 
 DEFAULT_LIMITS = RenderLimits()
+# The smallest ``max_value`` any render in this process may have: a value no larger passes every
+# size check, which can then skip looking up the render's own limits. It only ever shrinks.
+_smallest_max_value = min(DEFAULT_LIMITS.max_value, MAX_SIZE)
 _limits: contextvars.ContextVar[RenderLimits] = contextvars.ContextVar("chatcodec_render_limits", default=DEFAULT_LIMITS)
 
 
@@ -134,6 +137,8 @@ _active: contextvars.ContextVar[_Budget | None] = contextvars.ContextVar("chatco
 @contextmanager
 def render_limits(limits: RenderLimits) -> Iterator[None]:
     """Render under ``limits`` instead of ``DEFAULT_LIMITS`` (within this context)."""
+    global _smallest_max_value
+    _smallest_max_value = min(_smallest_max_value, limits.max_value)
     token = _limits.set(limits)
     try:
         yield
@@ -259,6 +264,8 @@ def _measure(value: Any, known: dict[int, int]) -> int:
 
 
 def check_size(size: int, what: str = "a value") -> None:
+    if size <= _smallest_max_value:
+        return
     limit = _max_value(size)
     if size > limit:
         raise SecurityError(f"template tried to build {what} larger than {limit:,} characters (the max_value limit)")
@@ -428,6 +435,16 @@ class ChatTemplateSandbox(ImmutableSandboxedEnvironment):
         return known
 
     def call_binop(self, context: Any, operator_name: str, left: Any, right: Any) -> Any:
+        if operator_name == "+":
+            if isinstance(left, str) and isinstance(right, str):
+                # Most additions join two strings (or Markup, which ``tojson`` returns): their
+                # size is their lengths, checked inline (a template adds up hundreds of them).
+                size = len(left) + len(right)
+                if size > _smallest_max_value:
+                    check_size(size)
+            elif isinstance(left, (str, list, tuple)) and isinstance(right, (str, list, tuple)):
+                check_weight(left, right)
+            return left + right
         if operator_name == "*":
             for sequence, count in ((left, right), (right, left)):
                 if isinstance(sequence, (str, list, tuple)) and isinstance(count, int):
@@ -443,14 +460,6 @@ class ChatTemplateSandbox(ImmutableSandboxedEnvironment):
             if isinstance(left, int) and isinstance(right, int):
                 _check_int_bits(left.bit_length() * abs(right))
             return operator.pow(left, right)
-        if operator_name == "+":
-            if isinstance(left, str) and isinstance(right, str):
-                # Most additions join two strings (or Markup, which ``tojson`` returns): their
-                # size is their lengths.
-                check_size(len(left) + len(right))
-            elif isinstance(left, (str, list, tuple)) and isinstance(right, (str, list, tuple)):
-                check_weight(left, right)
-            return left + right
         if operator_name == "%":
             if isinstance(left, str):
                 check_format_string(left, right)
