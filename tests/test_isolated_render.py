@@ -37,9 +37,12 @@ def test_a_template_that_runs_for_ever_is_stopped_at_the_deadline(tmp_path: Path
 
 def test_memory_past_the_cap_is_refused(tmp_path: Path) -> None:
     # The in-process limits are raised out of the way; the child's address-space cap holds.
-    big = template(tmp_path, "{% set s = 'x' * n %}{% set t = s ~ s ~ s %}{{ t | length }}")
+    # Eight values of n characters each: far more than the 50 MB allowed, and more than the
+    # heap a forked child may inherit free from earlier tests (which it could use without growing).
+    parts = "[s ~ 1, s ~ 2, s ~ 3, s ~ 4, s ~ 5, s ~ 6, s ~ 7, s ~ 8]"
+    big = template(tmp_path, "{% set s = 'x' * n %}{% set parts = " + parts + " %}{{ parts | map('length') | sum }}")
     with chatcodec.render_limits(chatcodec.RenderLimits(max_value=99_000_000, max_output=10**9)):
-        assert big.render(MESSAGES, n=10) == "30"
+        assert big.render(MESSAGES, n=10) == "88"
         with pytest.raises(TemplateSecurityError, match=r"t: the rendering process died|50 MB memory limit"):
             chatcodec.render_isolated(big, MESSAGES, n=30_000_000, memory_mb=50, timeout=20)
 

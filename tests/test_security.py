@@ -411,3 +411,18 @@ def test_a_macro_is_not_refused_for_what_it_is_given(tmp_path: Path) -> None:
         template.write_text("{% macro show(x) %}{{ x }}{% endmacro %}{{ show(messages) }}", encoding="utf-8")
         with pytest.raises(chatcodec.TemplateSecurityError):
             chatcodec.load(template).render([{"role": "user", "content": "x" * 5_000}])
+
+
+def test_an_indented_json_of_the_callers_values_is_weighed_only_when_it_could_pass_the_limits() -> None:
+    # A small indentation of the caller's own value always fits (the limits grow by eight times
+    # the input); a large one multiplies it past them and is refused.
+    from chatcodec.render.jinja import render_source
+
+    messages = [{"role": "user", "content": "x" * 5000}]
+    with chatcodec.render_limits(chatcodec.RenderLimits(max_value=1000)):
+        text, _ = render_source("{{ messages | tojson(indent=4) }}", messages)
+        assert '"content": "' + "x" * 5000 in text
+        with pytest.raises(chatcodec.TemplateSecurityError, match="JSON text"):
+            render_source("{{ messages | tojson(indent=20) }}", messages)
+        with pytest.raises(chatcodec.TemplateSecurityError, match="JSON text"):
+            render_source("{{ messages[0] | tojson(indent=20) }}", messages)

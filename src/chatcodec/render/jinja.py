@@ -30,7 +30,14 @@ from jinja2.exceptions import SecurityError, TemplateError, TemplateSyntaxError
 
 from chatcodec.errors import InvalidMessageError, TemplateRenderError, TemplateSecurityError
 from chatcodec.messages import REASONING_FIELDS
-from chatcodec.render.sandbox import ChatTemplateSandbox, check_size, max_output, trusted_values, weight
+from chatcodec.render.sandbox import (
+    ChatTemplateSandbox,
+    check_size,
+    max_output,
+    trusted_values,
+    weight,
+    within_input_bounds,
+)
 
 Clock = Callable[[], datetime]
 _clock: contextvars.ContextVar[Clock] = contextvars.ContextVar("chatcodec_clock", default=datetime.now)
@@ -75,7 +82,8 @@ def _tojson(
     if indent is not None:
         # Every line of the output is indented: the indentation can outweigh the value.
         width = len(indent) if isinstance(indent, str) else indent if isinstance(indent, int) else 0
-        check_size(weight(value) * (1 + max(width, 0)), "a JSON text")
+        if not within_input_bounds(value, 1 + max(width, 0)):
+            check_size(weight(value) * (1 + max(width, 0)), "a JSON text")
     return json.dumps(value, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
 
 

@@ -73,9 +73,10 @@ class _Budget:
     Neither measures the caller's values up front. The limits start at their configured values
     and grow by ``per_input`` for each character of the caller's values the first time a value
     or the output reaches one (the values are measured then, once). A container of the caller's
-    (the values, their items and the items' items: ``messages``, each message, its fields) is
-    measured the first time a template weighs it, and remembered, so that weighing ``messages``
-    in a loop stays linear. Most renders weigh a few of them, or none.
+    (four levels deep: the render's variables, ``messages`` and ``tools``, each message and tool,
+    and the containers in those: a message's calls, a tool's function) is measured the first
+    time a template weighs it, and remembered, so that weighing ``messages`` in a loop stays
+    linear. Most renders weigh a few of them, or none.
     """
 
     __slots__ = ("max_value", "max_output", "known", "_roots", "_values", "_per_input", "_grown")
@@ -100,8 +101,13 @@ class _Budget:
     def is_callers(self, container: object) -> bool:
         """Is ``container`` one of the caller's values, or an item or an item's item of one?"""
         if self._roots is None:
-            self._roots = _containers(self._values, depth=3)
+            self._roots = _containers(self._values, depth=4)
         return id(container) in self._roots
+
+    def bounds(self, value: object, factor: int = 1) -> bool:
+        """Could ``factor`` times the weight of ``value`` never pass the limits, because it is
+        one of the caller's containers and the limits grow by ``per_input`` times all of them?"""
+        return self._per_input >= factor and type(value) in _CONTAINERS and self.is_callers(value)
 
     def grow(self) -> None:
         """Grow the limits by the caller's values (the first time only)."""
@@ -278,6 +284,13 @@ def check_items(count: int) -> None:
         raise SecurityError(f"template tried to build a list of more than {limit:,} items (the max_items limit)")
 
 
+def within_input_bounds(value: Any, factor: int = 1) -> bool:
+    """Is ``value`` one of the caller's containers, ``factor`` times whose weight the limits
+    always allow (see ``_Budget.bounds``)?"""
+    budget = _active.get()
+    return budget is not None and budget.bounds(value, factor)
+
+
 def check_weight(*values: Any) -> None:
     total = 0
     budget = _active.get()
@@ -285,7 +298,7 @@ def check_weight(*values: Any) -> None:
         # Plain strings are by far the most common operands: measure them without a call.
         if type(value) is str:
             total += len(value)
-        elif budget is not None and budget.grows and type(value) in _CONTAINERS and budget.is_callers(value):
+        elif budget is not None and budget.bounds(value):
             # The caller's own container (``messages``, a tool, a message): the limits grow by
             # ``per_input`` (at least 1) times the caller's input once reached, so its weight
             # could never make this check fail. Not measuring it saves a walk per filter call
