@@ -412,3 +412,89 @@ def test_gpt_oss_final_channel_constrained_to_json(template: str, header: str) -
     result = parse_both(template, text)
     assert (result.message.reasoning_content, result.message.content) == ("I need to output the invoice.", '{"amount": 13.5}')
     assert not result.diagnostics and result.finish_reason == "stop"
+
+
+GPT_OSS = ["OpenAI-gpt-oss-120b", "OpenAI-gpt-oss-20b-2025-08-07"]
+SEARCH = '{"query":"x"}'
+
+
+# vLLM vllm/parser/harmony.py (_SegmentType: commentary with no recipient is content) and
+# SGLang's harmony parser (a commentary message ended by <|end|> is normal text): a preamble
+# to the user before a call, and reasoning in several messages.
+@pytest.mark.parametrize("template", GPT_OSS)
+@pytest.mark.parametrize(
+    ("text", "reasoning", "content", "expected"),
+    [
+        (
+            "<|channel|>analysis<|message|>Need the weather.<|end|><|start|>assistant<|channel|>commentary<|message|>"
+            "Let me check.<|end|><|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json"
+            '<|message|>{"city": "Paris"}<|call|>',
+            "Need the weather.",
+            "Let me check.",
+            [("get_weather", {"city": "Paris"})],
+        ),
+        (
+            "<|channel|>analysis<|message|>A.<|end|><|start|>assistant<|channel|>analysis<|message|>B.<|end|>"
+            "<|start|>assistant<|channel|>final<|message|>Answer.<|return|>",
+            "A.B.",
+            "Answer.",
+            [],
+        ),
+        (
+            "<|channel|>analysis<|message|>A.<|end|><|start|>assistant<|channel|>commentary<|message|>On it.<|end|>",
+            "A.",
+            "On it.",
+            [],
+        ),
+    ],
+    ids=["preamble-then-call", "two-analysis-messages", "preamble-is-the-answer"],
+)
+def test_gpt_oss_messages_before_the_answer(
+    template: str, text: str, reasoning: str, content: str, expected: list[tuple[str, Any]]
+) -> None:
+    result = parse_both(template, text, tools=TOOLS)
+    assert (result.message.reasoning_content, result.message.content) == (reasoning, content)
+    assert calls(result) == expected
+    assert not result.diagnostics
+
+
+# SGLang's HarmonyChatParser tests (test_reasoning_then_tool_then_final,
+# test_recipient_before_channel_at_every_token_split, test_legacy_header_fallback): a call
+# addressed before its channel (analysis or commentary, with or without the space a prompt
+# ending in <|start|>assistant leaves), the older header that names the recipient last, and an
+# answer after the calls.
+@pytest.mark.parametrize("template", GPT_OSS)
+@pytest.mark.parametrize(
+    "header",
+    [
+        "to=functions.search<|channel|>analysis",
+        " to=functions.search<|channel|>analysis",
+        "to=functions.search<|channel|>commentary",
+        "<|channel|>analysis to=functions.search",
+        "<|channel|>commentary<|constrain|>json to=functions.search",
+    ],
+)
+def test_gpt_oss_call_headers(template: str, header: str) -> None:
+    tools = [{"type": "function", "function": {"name": "search", "parameters": {"type": "object", "properties": {}}}}]
+    result = parse_both(template, header + "<|message|>" + SEARCH + "<|call|>", tools=tools)
+    assert calls(result) == [("search", {"query": "x"})]
+    assert (result.message.reasoning_content, result.message.content) == (None, None)
+    assert result.finish_reason == "tool_calls" and not result.diagnostics
+
+
+@pytest.mark.parametrize("template", GPT_OSS)
+def test_gpt_oss_reasoning_calls_then_the_answer(template: str) -> None:
+    text = (
+        "<|channel|>analysis<|message|>Think 中文<|end|>"
+        "<|start|>assistant to=functions.search<|channel|>analysis<|message|>" + SEARCH + "<|call|>"
+        '<|start|>assistant to=functions.get_document<|channel|>commentary<|message|>{"docid":"1"}<|call|>'
+        "<|start|>assistant<|channel|>final<|message|>Answer<|return|>"
+    )
+    tools = [
+        {"type": "function", "function": {"name": name, "parameters": {"type": "object", "properties": {}}}}
+        for name in ("search", "get_document")
+    ]
+    result = parse_both(template, text, tools=tools)
+    assert (result.message.reasoning_content, result.message.content) == ("Think 中文", "Answer")
+    assert calls(result) == [("search", {"query": "x"}), ("get_document", {"docid": "1"})]
+    assert not result.diagnostics

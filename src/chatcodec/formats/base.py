@@ -136,6 +136,7 @@ class Format:
             unprompted=self.unprompted,
             lead=self.framing.lead_terminal,
             answer_open=self.framing.answer_open_terminal,
+            message_start=next(iter(self.framing.assistant_start)) if len(self.framing.assistant_start) == 1 else None,
         )
 
     @property
@@ -155,8 +156,13 @@ def compose(
     unprompted: bool,
     lead: str | None = None,
     answer_open: str | None = None,
+    message_start: str | None = None,
 ) -> str:
-    """One Lark grammar from the pieces, with the rules that tie them together."""
+    """One Lark grammar from the pieces, with the rules that tie them together.
+
+    ``message_start``: the assistant header's terminal, where the calls of a format whose
+    answer parts are messages (gpt-oss) may be followed by another message.
+    """
     pieces = [framing]
     if reasoning is not None:
         pieces.append(reasoning.grammar())
@@ -168,21 +174,41 @@ def compose(
     # answer, are the model's to write: optional.
     lead_part = f"{lead}? " if lead else ""
     opening = f"{answer_open}? " if answer_open else ""
+    # gpt-oss: each part of the answer is a message of its own. Reasoning and preamble messages
+    # (plain text to the user, opened like a call's arguments) and calls followed by another
+    # message's header come in any number before the answer; a preamble the text ends with is
+    # the answer. The list is left-recursive and a
+    # preamble and the answer share their start, so the parser decides which it read only at
+    # what ends it (the reasoning's closing tag, or the end).
+    messages = calls is not None and calls.preamble and reasoning is not None and not calls.whole_turn
     if calls is not None and calls.whole_turn:
         # Calls that are the whole answer (Llama's JSON) come only where no content precedes.
         rules = [f"body: {'reasoning? ' if reasoning else ''}{opening}(CONTENT | calls)?"]
+    elif messages:
+        rules = [
+            "body: messages? answer",
+            "messages: message | messages message",
+            "message: reasoning | CALL_SEP CONTENT? THINK_CLOSE"
+            + (f" | calls {message_start}" if message_start else ""),
+            f"answer: {opening}CONTENT?{calls_part}",
+            f"      | CALL_SEP CONTENT?{calls_part}",
+            # A call addressed before its channel (`` to=functions.f<|channel|>analysis<|message|>``):
+            # the separator is spelled like the reasoning's opening tag, so it is that terminal.
+            "%extend tool_call: CALL_BEGIN TOOL_NAME? THINK_OPEN TOOL_ARGUMENTS? CALL_END",
+        ]
     else:
         rules = [f"body: {'reasoning? ' if reasoning else ''}{opening}CONTENT?{calls_part}"]
     rules += [
         f"completion: {lead_part}body{end}",
     ]
+    open_before = "messages? " if messages else ""
     # Calls inside a reasoning block the model never closed: the reasoning goes on after them
     # until its closing tag, then the answer (and its calls) follow.
     resumed = f" (THINK_CLOSE {opening}CONTENT?{calls_part})?" if calls is not None and not calls.whole_turn else ""
     if reasoning is not None:
         if calls is not None:
-            rules.append(f"          | {lead_part}open_reasoning calls{resumed}{end}")
-        rules.append(f"          | {lead_part}open_reasoning{end}")
+            rules.append(f"          | {lead_part}{open_before}open_reasoning calls{resumed}{end}")
+        rules.append(f"          | {lead_part}{open_before}open_reasoning{end}")
         if unprompted:
             # Without a prompt nothing says whether the output opens inside a reasoning block
             # (the prompt of a thinking model ends with the opening tag). LEADING text is held

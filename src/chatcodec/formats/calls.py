@@ -53,6 +53,11 @@ class CallSyntax:
     whole_turn: bool = False
     # A call with no closing tag ends with the answer (or at the next call).
     closes_at_end: bool = False
+    # Each part of an answer is a message of its own, and the call's separator written where a
+    # message starts opens one of plain text to the user (gpt-oss's commentary preamble,
+    # ``<|channel|>commentary<|message|>``): reasoning and such messages may come in any
+    # number before the answer, each ended like the reasoning.
+    preamble: bool = False
     # Terminals whose spelling equals another's are the same terminal in the grammar.
     aliases: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
 
@@ -378,7 +383,10 @@ HARMONY = CallSyntax(
             "CALL_BEGIN",
             (
                 " to=functions.",
+                "to=functions.",
                 "<|channel|>commentary to=functions.",
+                "<|channel|>commentary<|constrain|>json to=functions.",
+                "<|channel|>commentary <|constrain|>json to=functions.",
                 "<|channel|>analysis to=functions.",
                 "<|start|>assistant to=functions.",
                 "<|start|>assistant<|channel|>commentary to=functions.",
@@ -399,6 +407,7 @@ HARMONY = CallSyntax(
         ("CALL_END", ("<|call|>",)),
     ),
     markers=("to=functions.",),
+    preamble=True,
 )
 
 # -- XML parameters -------------------------------------------------------------------------------
