@@ -472,6 +472,9 @@ def test_gpt_oss_messages_before_the_answer(
         "to=functions.search<|channel|>commentary",
         "<|channel|>analysis to=functions.search",
         "<|channel|>commentary<|constrain|>json to=functions.search",
+        # Ollama harmony/harmonyparser_test.go: the constraint right after the channel's name.
+        " to=functions.search<|channel|>commentary<|constrain|>json",
+        " to=functions.search<|channel|>analysis<|constrain|>json",
     ],
 )
 def test_gpt_oss_call_headers(template: str, header: str) -> None:
@@ -497,4 +500,53 @@ def test_gpt_oss_reasoning_calls_then_the_answer(template: str) -> None:
     result = parse_both(template, text, tools=tools)
     assert (result.message.reasoning_content, result.message.content) == ("Think 中文", "Answer")
     assert calls(result) == [("search", {"query": "x"}), ("get_document", {"docid": "1"})]
+    assert not result.diagnostics
+
+
+# Ollama harmony/harmonyparser_test.go: arguments that are no JSON at all stay whole, as the
+# call's (malformed) arguments, up to its end; only text after a JSON value is no part of it.
+@pytest.mark.parametrize(
+    ("body", "arguments", "content", "kinds"),
+    [
+        ("hello world", "hello world", None, ["malformed_tool_call"]),
+        ('{"a": 1} world', '{"a": 1}', " world", ["unexpected_text"]),
+    ],
+)
+def test_gpt_oss_arguments_that_are_no_json_stay_whole(body: str, arguments: str, content: str | None, kinds: list[str]) -> None:
+    text = "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>" + body + "<|call|>"
+    result = parse_both("OpenAI-gpt-oss-120b", text, tools=TOOLS)
+    assert [(c.function.name, c.function.arguments) for c in result.message.tool_calls or []] == [("get_weather", arguments)]
+    assert result.message.content == content
+    assert [d.kind for d in result.diagnostics] == kinds
+
+
+# Ollama model/parsers/olmo3_test.go and lfm2_test.go: an argument named by a Python keyword
+# (a schema may well call one ``from``) is read under its name.
+@pytest.mark.parametrize(
+    ("template", "text"),
+    [
+        ("AllenAI-Olmo-3.1-32B-Instruct", '<function_calls>book_flight(from="SFO", to="NYC")</function_calls>'),
+        ("LiquidAI-LFM2.5-8B-A1B", '<|tool_call_start|>[book_flight(from="SFO", to="NYC")]<|tool_call_end|>'),
+        ("vLLM-Llama-4-pythonic", '[book_flight(from="SFO", to="NYC")]'),
+    ],
+)
+def test_python_calls_may_name_an_argument_by_a_python_keyword(template: str, text: str) -> None:
+    result = parse_both(template, text)
+    assert calls(result) == [("book_flight", {"from": "SFO", "to": "NYC"})]
+    assert not result.diagnostics and result.message.content is None
+
+
+# Ollama model/parsers/gemma4_test.go (raw_quoted_string_*, nested mixed values): Gemma 4
+# models also write strings with JSON's quotes; their spaces, commas and braces are the string's.
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('<|tool_call>call:f{q:"a b"}<tool_call|>', {"q": "a b"}),
+        ('<|tool_call>call:f{q:"a,b}",n:2}<tool_call|>', {"q": "a,b}", "n": 2}),
+        ('<|tool_call>call:f{r:["a b","c"],s:{k:"v \\"w\\""}}<tool_call|>', {"r": ["a b", "c"], "s": {"k": 'v "w"'}}),
+    ],
+)
+def test_gemma_strings_in_json_quotes_keep_their_text(text: str, expected: dict[str, Any]) -> None:
+    result = parse_both("Google-gemma-4-31B-it", text)
+    assert calls(result) == [("f", expected)]
     assert not result.diagnostics

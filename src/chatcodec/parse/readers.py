@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import json
+import keyword
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -235,6 +236,8 @@ def _string_value(parts: list[str], value: ValueScanner | None) -> object:
 
 
 # What no function name holds: whitespace inside it, brackets, quotes.
+# A JSON number or literal, whole.
+JSON_SCALAR = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null")
 NOT_A_NAME = re.compile(r"\s|[\[\]{}()<>\"',;]")
 
 
@@ -333,11 +336,20 @@ class NameThenArgumentsReader(CallReader):
                 if event.value is not None and event.value.has_parsed:
                     call.parsed = event.value.parsed
                     call.has_parsed = True
+                if event.value is not None and event.value.mode == "scalar":
+                    written = "".join([*call.pending, *call.arguments_parts]).strip()
+                    if not JSON_SCALAR.fullmatch(written):
+                        # A word that is no JSON value (``hello world``): the arguments are not
+                        # JSON at all, and go on to the call's end as written.
+                        call.state["not_json"] = True
         end = walk.value_end
         if 0 <= end < piece.end:
-            # Text after the arguments' value (its own whitespace aside) is not part of them.
             cut = max(0, end - piece.start)
-            call.after_value.append((piece.start + cut, piece.text[cut:]))
+            if call.state.get("not_json"):
+                self.calls.arguments_text(call, piece.text[cut:])
+            else:
+                # Text after the arguments' value (its own whitespace aside) is not part of them.
+                call.after_value.append((piece.start + cut, piece.text[cut:]))
 
 
 # -- XML parameters -------------------------------------------------------------------------------
@@ -609,6 +621,7 @@ def _python_calls(text: str) -> list[tuple[str, dict[str, Any]]]:
     if not body.startswith("["):
         lines = [line.strip() for line in body.splitlines() if line.strip()]
         body = "[" + ", ".join(lines) + "]"
+    body = _keyword_arguments_renamed(body)
     nodes = _parse_list(body)
     if nodes is None:
         # Raw newlines and NUL bytes inside a string are not Python; escaped, they are.
@@ -663,6 +676,30 @@ def _json_calls(body: str) -> list[tuple[str, dict[str, Any]]] | None:
             return None
         calls.append((item["name"], arguments))
     return calls
+
+
+# An argument a schema may well name (``from``, ``in``, ``class``) is a Python keyword, so
+# ``f(from="SFO")`` is no Python; the name is read under this prefix and given back after.
+_KEYWORD_PREFIX = "_chatcodec_keyword_"
+_KEYWORD_ARGUMENT = re.compile(r"\b(" + "|".join(keyword.kwlist) + r")\s*=(?!=)")
+
+
+def _keyword_arguments_renamed(text: str) -> str:
+    """``text`` with each argument named by a Python keyword (outside strings, after ``(`` or
+    ``,``) prefixed, so that Python parses it."""
+    if _KEYWORD_ARGUMENT.search(text) is None:
+        return text
+    starts = set()
+    previous = ""
+    for i, char, _ in _structure(text):
+        if char.isspace():
+            continue
+        if previous in "(," and _KEYWORD_ARGUMENT.match(text, i) is not None:
+            starts.add(i)
+        previous = char
+    if not starts:
+        return text
+    return "".join(_KEYWORD_PREFIX + char if i in starts else char for i, char in enumerate(text))
 
 
 def _parse_list(body: str) -> list[ast.expr] | None:
@@ -746,7 +783,7 @@ def _call_of(node: ast.expr) -> tuple[str, dict[str, Any]] | None:
                 return None
             arguments.update(value)
         else:
-            arguments[keyword.arg] = value
+            arguments[keyword.arg.removeprefix(_KEYWORD_PREFIX)] = value
     try:
         json.dumps(arguments, allow_nan=False)
     except (TypeError, ValueError):
@@ -795,7 +832,9 @@ class GemmaReader(CallReader):
     QUOTE = '<|"|>'
 
     def open(self, call: ToolCallBlock) -> None:
-        call.state.update(mode="key", held="", part=[], members=0, depth=0, quoted=False, values={})
+        call.state.update(
+            mode="key", held="", part=[], members=0, depth=0, quoted=False, json_quoted=False, escaped=False, values={}
+        )
 
     def text(self, call: ToolCallBlock, piece: Piece) -> None:
         if piece.kind == "TOOL_NAME":
@@ -958,6 +997,21 @@ class GemmaReader(CallReader):
                 i = end + len(self.QUOTE)
                 continue
             char = text[i]
+            if state["json_quoted"]:
+                # Inside a string a model wrote with JSON's quotes ("a, b"): only its own
+                # closing quote ends it.
+                if state["escaped"]:
+                    state["escaped"] = False
+                elif char == "\\":
+                    state["escaped"] = True
+                elif char == '"':
+                    state["json_quoted"] = False
+                i += 1
+                continue
+            if char == '"':
+                state["json_quoted"] = True
+                i += 1
+                continue
             if text.startswith(self.QUOTE, i):
                 state["quoted"] = True
                 i += len(self.QUOTE)
@@ -999,6 +1053,7 @@ def _held_prefix(text: str, token: str) -> int:
     return 0
 
 
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _GEMMA_TOKEN = re.compile(r'\s*(?:(?P<open>[{\[])|(?P<close>[}\]])|(?P<sep>[,:])|(?P<atom>[^{}\[\],:\s]+))')
 
 
@@ -1027,6 +1082,20 @@ def _gemma_value(text: str, quote: str) -> Any:
     pos = 0
     while True:
         start = text.find(quote, pos)
+        json_start = text.find('"', pos)
+        if 0 <= json_start and (start < 0 or json_start < start):
+            # A string written with JSON's quotes: read as JSON reads it.
+            match = _JSON_STRING.match(text, json_start)
+            if match is None:
+                return None
+            parts.append(text[pos:json_start])
+            parts.append(f"\x00{len(strings)}\x00")
+            try:
+                strings.append(json.loads(match.group()))
+            except json.JSONDecodeError:
+                strings.append(match.group()[1:-1])
+            pos = match.end()
+            continue
         if start < 0:
             parts.append(text[pos:])
             break
