@@ -550,3 +550,29 @@ def test_gemma_strings_in_json_quotes_keep_their_text(text: str, expected: dict[
     result = parse_both("Google-gemma-4-31B-it", text)
     assert calls(result) == [("f", expected)]
     assert not result.diagnostics
+
+
+# transformers tests/utils/test_chat_parsing.py (cohere fixtures): the end-of-turn token a
+# Cohere model writes after its calls ends the answer, as the template writes it.
+@pytest.mark.parametrize(
+    "template", ["Cohere-command-a-reasoning-08-2025", "Cohere-command-a-03-2025", "CohereForAI-c4ai-command-r7b-12-2024-tool_use"]
+)
+def test_cohere_calls_end_with_the_end_of_turn_token(template: str) -> None:
+    text = '<|START_ACTION|>[{"tool_call_id": "0", "tool_name": "get_weather", "parameters": {"city": "P"}}]<|END_ACTION|><|END_OF_TURN_TOKEN|>'
+    codec = codec_for(template)
+    prompt = codec.render([{"role": "user", "content": "hi"}], tools=TOOLS, add_generation_prompt=True)
+    result = parse_both(template, text, prompt=prompt, tools=TOOLS)
+    assert calls(result) == [("get_weather", {"city": "P"})]
+    assert result.message.content is None and result.finish_reason == "tool_calls" and not result.diagnostics
+
+
+# transformers tests/utils/test_chat_parsing.py (gemma4_tool_call): Gemma 4 stops at the
+# <|tool_response> its template writes right after a call.
+@pytest.mark.parametrize("template", ["Google-gemma-4-31B-it", "Google-gemma-4-31B-it-interleaved"])
+def test_gemma_calls_end_where_the_tool_response_would_begin(template: str) -> None:
+    text = '<|tool_call>call:get_weather{city:<|"|>Paris<|"|>}<tool_call|><|tool_response>'
+    codec = codec_for(template)
+    prompt = codec.render([{"role": "user", "content": "hi"}], add_generation_prompt=True)
+    result = parse_both(template, text, prompt=prompt, tools=TOOLS)
+    assert calls(result) == [("get_weather", {"city": "Paris"})]
+    assert result.message.content is None and result.finish_reason == "tool_calls" and not result.diagnostics

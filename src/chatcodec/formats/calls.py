@@ -179,7 +179,14 @@ GIGACHAT3 = CallSyntax(
 )
 
 
-def _json_list(name: str, opening: str, closing: str, description: str, **options: object) -> CallSyntax:
+def _json_list(
+    name: str, opening: str, closing: str, description: str, *, stop: str = "", **options: object
+) -> CallSyntax:
+    """``stop``: the token the model ends its turn with after the calls, where no footer of the
+    template's ends it (Cohere's ``<|END_OF_TURN_TOKEN|>``): it closes the calls with them."""
+    closings = around(closing, before="\n", after="\n")
+    if stop:
+        closings += tuple(spelling.rstrip("\n") + stop for spelling in closings if not spelling.endswith("\n"))
     return CallSyntax(
         name=name,
         piece="list_in_tags",
@@ -187,7 +194,7 @@ def _json_list(name: str, opening: str, closing: str, description: str, **option
         description=description,
         spellings=spelled(
             ("CALL_OPEN", around(opening, before="\n", after="\n")),
-            ("CALL_CLOSE", around(closing, before="\n", after="\n")),
+            ("CALL_CLOSE", closings),
         ),
         markers=(opening, closing),
         reader_options=tuple(options.items()),
@@ -202,6 +209,7 @@ JSON_LISTS = (
         "<|START_ACTION|>",
         "<|END_ACTION|>",
         '<|START_ACTION|>[{"tool_call_id": "0", "tool_name": …, "parameters": {…}}]<|END_ACTION|>',
+        stop="<|END_OF_TURN_TOKEN|>",
         name_keys=("tool_name", "name"),
         id_keys=("tool_call_id",),
     ),
@@ -566,7 +574,9 @@ GEMMA = CallSyntax(
     spellings=spelled(
         ("CALL_OPEN", ("<|tool_call>call:",)),
         ("ARGS_OPEN", ("{",)),
-        ("CALL_CLOSE", ("<tool_call|>",)),
+        # The template answers a call in the model's own turn: the model stops at
+        # <|tool_response>, which is no part of its answer.
+        ("CALL_CLOSE", ("<tool_call|>", "<tool_call|><|tool_response>")),
     ),
     markers=("<|tool_call>call:",),
 )
