@@ -576,3 +576,75 @@ def test_gemma_calls_end_where_the_tool_response_would_begin(template: str) -> N
     result = parse_both(template, text, prompt=prompt, tools=TOOLS)
     assert calls(result) == [("get_weather", {"city": "Paris"})]
     assert result.message.content is None and result.finish_reason == "tool_calls" and not result.diagnostics
+
+
+# Ollama model/parsers/cohere_test.go (two calls without the comma between them): the calls read
+# so far stand, and the rest of the list, which continues no list, is content; nothing is lost.
+@pytest.mark.parametrize(
+    ("template", "text", "rest"),
+    [
+        (
+            "Cohere-command-a-03-2025",
+            '<|START_ACTION|>[{"tool_call_id": "0", "tool_name": "get_status", "parameters": {}}'
+            '{"tool_call_id": "1", "tool_name": "get_time", "parameters": {"x": 1}}]<|END_ACTION|>',
+            '{"tool_call_id": "1", "tool_name": "get_time", "parameters": {"x": 1}}]',
+        ),
+        (
+            "Mistral-7B-Instruct-v0.3-jsonschema",
+            '[TOOL_CALLS] [{"name": "get_status", "arguments": {}} {"name": "get_time", "arguments": {}}]',
+            '{"name": "get_time", "arguments": {}}]',
+        ),
+    ],
+)
+def test_a_list_of_calls_missing_a_comma_keeps_the_rest_as_content(template: str, text: str, rest: str) -> None:
+    codec = codec_for(template)
+    prompt = codec.render([{"role": "user", "content": "hi"}], tools=TOOLS, add_generation_prompt=True)
+    result = parse_both(template, text, prompt=prompt, tools=TOOLS)
+    assert calls(result) == [("get_status", {})]
+    assert result.message.content == rest
+    assert [d.kind for d in result.diagnostics] == ["unexpected_text"] and result.finish_reason == "tool_calls"
+
+
+# transformers tests/utils/test_chat_parsing.py (Qwen3 XML calls): a call that leaves out
+# </function> still ends with </tool_call>.
+@pytest.mark.parametrize("template", ["Qwen3-Coder-30B-A3B-Instruct", "Qwen-Qwen3-Coder"])
+@pytest.mark.parametrize("end", ["", "<|im_end|>"])
+def test_an_xml_call_without_its_function_tag_ends_with_its_call_tag(template: str, end: str) -> None:
+    text = "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</tool_call>" + end
+    result = parse_both(template, text, tools=TOOLS)
+    assert calls(result) == [("get_weather", {"city": "Paris"})]
+    assert result.message.content is None and result.finish_reason == "tool_calls" and not result.diagnostics
+
+
+# Ollama model/parsers/qwen3vl_thinking_test.go (a malformed call inside thinking): a block
+# that is no call, inside a reasoning block that goes on after it, stays in the reasoning.
+def test_a_malformed_call_inside_reasoning_stays_in_the_reasoning() -> None:
+    result = parse_both("Qwen3-4B-Thinking-2507", "I'm thinking<tool_call>junk</tool_call> more</think>after", reasoning=True)
+    assert (result.message.reasoning_content, result.message.content) == ("I'm thinking<tool_call>junk</tool_call> more", "after")
+    assert [d.kind for d in result.diagnostics] == ["tool_call_in_reasoning", "malformed_tool_call"]
+
+
+# Ollama model/parsers/cohere_test.go (Command A North): the answer opens with <|START_TEXT|>,
+# which the template writes after a prompt that opened the thinking.
+def test_command_a_north_reads_its_answer_opening() -> None:
+    codec = codec_for("Cohere-North-Mini-Code-Cohere2MoE")
+    prompt = codec.render([{"role": "user", "content": "hi"}], add_generation_prompt=True, reasoning=True)
+    text = "Let me think.<|END_THINKING|><|START_TEXT|>Hello world!<|END_TEXT|><|END_OF_TURN_TOKEN|>"
+    result = parse_both("Cohere-North-Mini-Code-Cohere2MoE", text, prompt=prompt)
+    assert (result.message.reasoning_content, result.message.content) == ("Let me think.", "Hello world!")
+    assert not result.diagnostics and result.finish_reason == "stop"
+
+
+# Ollama model/parsers/apertus15_test.go: a list cut short before its closing tag, and an
+# object naming two calls, are malformed, not read as whole calls in silence.
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ('<|tools_prefix|>[{"get_status":<|tools_suffix|>', ["get_status"]),
+        ('<|tools_prefix|>[{"get_status":{},"get_time":{}}]<|tools_suffix|>', ["get_status"]),
+    ],
+)
+def test_apertus_calls_cut_short_or_doubled_are_malformed(text: str, names: list[str]) -> None:
+    result = parse_both("SwissAI-Apertus-8B-Instruct", text)
+    assert [c.function.name for c in result.message.tool_calls or []] == names
+    assert [d.kind for d in result.diagnostics] == ["malformed_tool_call"]

@@ -471,7 +471,8 @@ QWEN3_CODER = _xml(
     param_open=around("<parameter=", before="\n"),
     param_name_end=around(">", after="\n"),
     param_close=around("</parameter>", before="\n", after="\n"),
-    call_close=tuple(s + "</tool_call>" for s in around("</function>", before="\n", after="\n")),
+    # A model may leave out ``</function>``: the call still ends with ``</tool_call>``.
+    call_close=tuple(s + "</tool_call>" for s in ("", "\n", *around("</function>", before="\n", after="\n"))),
     markers=("<function=", "<parameter="),
 )
 SEED = _xml(
@@ -482,7 +483,7 @@ SEED = _xml(
     param_open=around("<parameter=", before="\n"),
     param_name_end=around(">", after="\n"),
     param_close=around("</parameter>", before="\n", after="\n"),
-    call_close=tuple(s + "</seed:tool_call>" for s in around("</function>", before="\n", after="\n")),
+    call_close=tuple(s + "</seed:tool_call>" for s in ("", "\n", *around("</function>", before="\n", after="\n"))),
     markers=("<seed:tool_call>", "<function="),
 )
 

@@ -154,6 +154,15 @@ def with_answer_opening(probes: Probes, framing: Framing, reasoning: ReasoningSy
     whitespace, and text that opens the visible answer (an empty reasoning block aside)."""
     prompt = probes.get("u+gp", [_user()], generation_prompt=True)
     full = probes.get("ua", [_user(), _assistant()])
+    if prompt is not None and full is not None and not full.startswith(prompt) and reasoning is not None:
+        # A generation prompt that opens the reasoning (or writes an empty block) where the
+        # answer the template renders has none (Command A North's <|START_THINKING|>, then
+        # <|START_TEXT|> before an answer): the answer's opening is read after the prompt less it.
+        blocks = [o + c for o in reasoning.open_spellings for c in reasoning.close_spellings]
+        for written in sorted([*blocks, *reasoning.open_spellings], key=len, reverse=True):
+            if prompt.endswith(written) and full.startswith(prompt[: -len(written)]):
+                prompt = prompt[: -len(written)]
+                break
     if prompt is None or full is None or not full.startswith(prompt) or ASSISTANT not in full[len(prompt) :]:
         return framing
     between = full[len(prompt) : full.index(ASSISTANT, len(prompt))]

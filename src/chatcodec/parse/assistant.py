@@ -228,7 +228,7 @@ class AssistantAssembler:
         if self._call is not None:
             call = self._call
             self._call = None
-            complete = self._closes_at_end and (call.walk is None or call.walk.complete)
+            complete = self._closes_at_end and (call.walk is None or call.walk.finished)
             if not complete:
                 self._diagnose("unclosed_tool_call", call.start, "the text ends inside a tool call")
             self._close_call(call, closed=complete)

@@ -225,6 +225,7 @@ class JsonWalk:
         "_jump_start",
         "_jump_end",
         "_value_end",
+        "stray_at",
         "examined",
     )
 
@@ -247,12 +248,21 @@ class JsonWalk:
         self._jump_start = -1
         self._jump_end = -1
         self._value_end = -1
+        # Where a list's text stops being its elements: a whole element followed by something
+        # other than ``,`` or ``]`` (-1 otherwise). The elements before it are whole calls.
+        self.stray_at = -1
         self.examined = 0  # characters examined (for tests that count work)
 
     @property
     def complete(self) -> bool:
         """The body's whole value was read."""
         return self.state == "done"
+
+    @property
+    def finished(self) -> bool:
+        """The body was read as far as it is JSON: its whole value, or a list's whole elements
+        followed by text that continues no list (``stray_at``)."""
+        return self.state == "done" or self.stray_at >= 0
 
     @property
     def json_end(self) -> int:
@@ -500,6 +510,8 @@ class JsonWalk:
             message = "a tool call must be a JSON object" if self.shape == "object" else f"expected {expected}"
         else:
             message = f"expected {expected}"
+        if state == "after_element":
+            self.stray_at = text_start + pos
         self.error = f"{message} (character {text_start + pos - self.base} of the call)"
 
     def _depth_at_failure(self, state: str) -> int:

@@ -89,6 +89,9 @@ class JsonObjectReader(CallReader):
                 call.state["named_by_key"] = True
                 call.arguments_key = event.key
                 calls.name_complete(call, event.key, position)
+            elif self.name_as_key and call.state.get("named_by_key"):
+                # {"one": {...}, "two": {...}}: one object names one call.
+                call.error = call.error or f"a second name ({event.key!r}) in one call's object"
             elif event.key in self.argument_keys and call.arguments_key is None:
                 call.arguments_key = event.key
                 self._name_now(call, position)
@@ -218,6 +221,12 @@ def _after_the_value(call: ToolCallBlock, piece: Piece, walk: JsonWalk) -> None:
         if 0 <= end < piece.end:
             cut = max(0, end - piece.start)
             call.after_value.append((piece.start + cut, piece.text[cut:]))
+    elif walk.stray_at >= 0 and call.children:
+        # A list whose whole elements are followed by text that continues no list (a comma
+        # left out between two calls): the calls read so far stand, the rest is no part of them.
+        start = max(walk.stray_at, piece.start)
+        if start < piece.end:
+            call.after_value.append((start, piece.text[start - piece.start :]))
     elif walk.error is not None and call.error is None:
         call.error = walk.error
 
@@ -235,9 +244,9 @@ def _string_value(parts: list[str], value: ValueScanner | None) -> object:
 # -- a name, then the arguments -------------------------------------------------------------------
 
 
-# What no function name holds: whitespace inside it, brackets, quotes.
 # A JSON number or literal, whole.
 JSON_SCALAR = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null")
+# What no function name holds: whitespace inside it, brackets, quotes.
 NOT_A_NAME = re.compile(r"\s|[\[\]{}()<>\"',;]")
 
 

@@ -130,8 +130,9 @@ class ToolCalls:
         if not named:
             self._as_content(block)
             return
-        if block.walk is not None and block.walk.error is not None and not block.walk.complete and closed:
-            named[-1].error = named[-1].error or block.walk.error
+        if block.walk is not None and not block.walk.finished and closed:
+            # The list's closing tag came before its JSON ended: the last call is cut short.
+            named[-1].error = named[-1].error or block.walk.error or "the list of calls ends before its JSON does"
         for call in named:
             self._finish_one(call, closed=closed, spans=False)
         stray = block.after_value if any(text.strip() for _, text in block.after_value) else []
@@ -197,20 +198,26 @@ class ToolCalls:
         return "reasoning" if self.stray_as_reasoning else "content"
 
     def _as_content(self, call: ToolCallBlock) -> None:
-        """A block that never became a tool call (bad JSON, no name, unknown tool) is content."""
+        """A block that never became a tool call (bad JSON, no name, unknown tool) is text where
+        it stands: content, or reasoning inside a reasoning block that goes on after it."""
+        kind = self._stray_kind()
         rejected = call.rejected or next((c.rejected for c in call.children if c.rejected), None)
         if rejected is not None:
-            self._diagnose("unknown_tool", call.start, f"{rejected}; the block is kept as content")
+            self._diagnose("unknown_tool", call.start, f"{rejected}; the block is kept as {kind}")
         else:
             reason = call.error or (call.walk.error if call.walk is not None else None) or "no tool name was found"
-            self._diagnose("malformed_tool_call", call.start, f"{reason}; the block is kept as content")
+            self._diagnose("malformed_tool_call", call.start, f"{reason}; the block is kept as {kind}")
         text = "".join(call.raw)[call.hidden :]
         if not text:
             return
-        self._add_content(text)
         for _, start, end, _ in call.spans:
-            self._span("content", start, end)
-        self._emit(ContentDelta(text))
+            self._span(kind, start, end)
+        if kind == "reasoning":
+            self._add_reasoning(text)
+            self._emit(ReasoningDelta(text))
+        else:
+            self._add_content(text)
+            self._emit(ContentDelta(text))
 
 
 _NO_INDEX = ("delimiter", "content", "reasoning")  # spans that belong to no call
