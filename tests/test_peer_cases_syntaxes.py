@@ -648,3 +648,45 @@ def test_apertus_calls_cut_short_or_doubled_are_malformed(text: str, names: list
     result = parse_both("SwissAI-Apertus-8B-Instruct", text)
     assert [c.function.name for c in result.message.tool_calls or []] == names
     assert [d.kind for d in result.diagnostics] == ["malformed_tool_call"]
+
+
+# Ollama model/parsers/deepseek3_test.go, minimaxm2_test.go: a call that leaves out a tag ends
+# where its section does, not at the end of the text (which would say the answer was cut short).
+@pytest.mark.parametrize(
+    ("template", "text", "expected", "content", "kinds", "finish"),
+    [
+        (
+            "DeepSeek-V3.1",
+            "Testing.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>bad_tool{\"arg\":\"value\"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>Done.",
+            [],
+            'Testing.<｜tool▁call▁begin｜>bad_tool{"arg":"value"}<｜tool▁call▁end｜>Done.',
+            ["malformed_tool_call"],
+            "stop",
+        ),
+        (
+            "DeepSeek-V3",
+            "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n"
+            '{"city":"Paris"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+            [("get_weather", {"city": "Paris"})],
+            None,
+            [],
+            "tool_calls",
+        ),
+        (
+            "MiniMax-M2",
+            '<minimax:tool_call>\n<invoke name="get_weather">\n<parameter name="city">Tokyo</parameter>\n</minimax:tool_call>',
+            [("get_weather", {"city": "Tokyo"})],
+            None,
+            ["malformed_tool_call"],
+            "tool_calls",
+        ),
+    ],
+    ids=["deepseek-no-separator", "deepseek-v3-no-closing-fence", "minimax-no-invoke-end"],
+)
+def test_a_call_missing_a_tag_ends_with_its_section(
+    template: str, text: str, expected: list[tuple[str, Any]], content: str | None, kinds: list[str], finish: str
+) -> None:
+    result = parse_both(template, text, tools=TOOLS, reasoning=False)
+    assert calls(result) == expected
+    assert result.message.content == content
+    assert [d.kind for d in result.diagnostics] == kinds and result.finish_reason == finish

@@ -412,11 +412,11 @@ class AssistantAssembler:
                     self._close_call(call, closed=True)
                     self._open_call(piece)
                     return
-                if kind in family.call_open:
-                    # The next call opens before this one's closing tag (where the grammar takes
-                    # it): this one ends here, short of its tag.
+                if kind in family.call_open or kind in family.section_close:
+                    # The next call opens, or the section closes, before this one's closing tag
+                    # (where the grammar takes it): this one ends here, short of its tag.
                     self._call = None
-                    call.error = call.error or "the next call opens before this one's closing tag"
+                    call.error = call.error or "the call ends before its closing tag"
                     self._close_call(call, closed=True)
                     self._handle(piece)
                     return
