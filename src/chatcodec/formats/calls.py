@@ -420,6 +420,7 @@ HARMONY = CallSyntax(
     ),
     markers=("to=functions.",),
     preamble=True,
+    closes_at_end=True,
 )
 
 # -- XML parameters -------------------------------------------------------------------------------
