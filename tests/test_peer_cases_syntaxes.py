@@ -702,3 +702,17 @@ def test_gpt_oss_calls_whose_stop_token_was_stripped(end: str) -> None:
     assert result.finish_reason == "tool_calls" and not result.diagnostics
     cut = parse_both("OpenAI-gpt-oss-120b", text[: text.index("SF")], tools=TOOLS)
     assert cut.finish_reason == "length" and [d.kind for d in cut.diagnostics] == ["unclosed_tool_call"]
+
+
+# llama.cpp test-chat.cpp (Command R7B) and transformers' cohere fixtures: R7B's tool-use
+# template writes no generation prompt of its own, so the model writes the answer's header,
+# <|START_RESPONSE|>, itself.
+@pytest.mark.parametrize(
+    "template", ["CohereForAI-c4ai-command-r7b-12-2024-tool_use", "CohereForAI-c4ai-command-r7b-12-2024-tool_use-llamacpp-first"]
+)
+def test_command_r7b_answers_open_with_the_header_the_model_writes(template: str) -> None:
+    codec = codec_for(template)
+    prompt = codec.render([{"role": "user", "content": "hi"}], add_generation_prompt=True)
+    result = parse_both(template, "<|START_RESPONSE|>Hello, world!<|END_RESPONSE|>", prompt=prompt)
+    assert result.message.content == "Hello, world!"
+    assert not result.diagnostics and result.finish_reason == "stop"

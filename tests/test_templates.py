@@ -265,8 +265,6 @@ DEEPSEEK_TEMPLATES = {name: syntax for name, syntax in CALL_SYNTAX.items() if sy
 
 # Completions of content that do not read back as the answer, and why.
 CONTENT_GAPS = {
-    "Cohere-command-a-03-2025-hfjs": "a test copy whose answers and prompts use different headers",
-    "CohereForAI-c4ai-command-r7b-12-2024-tool_use-llamacpp-first": "the answer header differs from the prompt's",
     "Deci-DeciLM-7B-instruct": "no end token: the newline after an answer stays in its content",
     "IBM-granite-3b-code-instruct": "no end token: the newlines after an answer stay in its content",
     "TII-falcon-11B": "no end token: the newline after an answer stays in its content",

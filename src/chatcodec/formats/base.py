@@ -137,7 +137,19 @@ class Format:
             lead=self.framing.lead_terminal,
             answer_open=self.framing.answer_open_terminal,
             message_start=next(iter(self.framing.assistant_start)) if len(self.framing.assistant_start) == 1 else None,
+            header_first=self._header_the_model_writes,
         )
+
+    @property
+    def _header_the_model_writes(self) -> str | None:
+        """The assistant header's terminal, where the template writes no generation prompt of
+        its own (Command R7B's tool-use template): the model writes the header itself."""
+        source = self.source
+        if source is None or source.generation_prompt or len(self.framing.assistant_start) != 1:
+            return None
+        if not source.headers.get("assistant", "").strip():
+            return None  # a header of whitespace is the answer's own leading whitespace
+        return next(iter(self.framing.assistant_start))
 
     @property
     def grammar(self) -> FamilyGrammar:
@@ -157,11 +169,13 @@ def compose(
     lead: str | None = None,
     answer_open: str | None = None,
     message_start: str | None = None,
+    header_first: str | None = None,
 ) -> str:
     """One Lark grammar from the pieces, with the rules that tie them together.
 
     ``message_start``: the assistant header's terminal, where the calls of a format whose
-    answer parts are messages (gpt-oss) may be followed by another message.
+    answer parts are messages (gpt-oss) may be followed by another message. ``header_first``:
+    the assistant header's terminal, where the model writes it at the start of its answer.
     """
     pieces = [framing]
     if reasoning is not None:
@@ -173,6 +187,8 @@ def compose(
     # Whitespace the template writes before an answer, and the text that opens the visible
     # answer, are the model's to write: optional.
     lead_part = f"{lead}? " if lead else ""
+    if header_first:
+        lead_part = f"{header_first}? {lead_part}"
     opening = f"{answer_open}? " if answer_open else ""
     # gpt-oss: each part of the answer is a message of its own. Reasoning and preamble messages
     # (plain text to the user, opened like a call's arguments) and calls followed by another

@@ -47,10 +47,12 @@ def derive_format(name: str, render: Render, template_source: str, eos_token: st
     ):
         framing = replace(framing, end=(*framing.end, eos_token))
     if eos_token and eos_token.strip():
-        # A server strips the end-of-sequence token from what it returns: a footer that ends with
-        # it (Command A's <|END_RESPONSE|><|END_OF_TURN_TOKEN|>) ends the answer without it too.
-        short = [end.removesuffix(eos_token) for end in framing.end if end.endswith(eos_token)]
-        added = tuple(end for end in short if end.strip() and end not in framing.end)
+        # The model stops at the end-of-sequence token, and a server strips it from what it
+        # returns: a footer that holds it (Command A's <|END_RESPONSE|><|END_OF_TURN_TOKEN|>,
+        # or with the next turn's opening after it) ends the answer without it too. (Not with
+        # it: where the next turn's header begins with the token, that would take it away.)
+        short = [end[: end.index(eos_token)] for end in framing.end if eos_token in end]
+        added = tuple(dict.fromkeys(end for end in short if end.strip() and end not in framing.end))
         if added:
             framing = replace(framing, end=(*framing.end, *added))
     reasoning = find_reasoning(probes, framing)
