@@ -692,18 +692,6 @@ def test_a_call_missing_a_tag_ends_with_its_section(
     assert [d.kind for d in result.diagnostics] == kinds and result.finish_reason == finish
 
 
-# Ollama harmony/harmonyparser_test.go (its runner strips <|call|>, a stop token, as servers
-# do): a call whose arguments are whole ends with the text, or at the message's <|end|>.
-@pytest.mark.parametrize("end", ["", "<|end|>"])
-def test_gpt_oss_calls_whose_stop_token_was_stripped(end: str) -> None:
-    text = "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>" + '{"city": "SF"}' + end
-    result = parse_both("OpenAI-gpt-oss-120b", text, tools=TOOLS)
-    assert calls(result) == [("get_weather", {"city": "SF"})]
-    assert result.finish_reason == "tool_calls" and not result.diagnostics
-    cut = parse_both("OpenAI-gpt-oss-120b", text[: text.index("SF")], tools=TOOLS)
-    assert cut.finish_reason == "length" and [d.kind for d in cut.diagnostics] == ["unclosed_tool_call"]
-
-
 # llama.cpp test-chat.cpp (Command R7B) and transformers' cohere fixtures: R7B's tool-use
 # template writes no generation prompt of its own, so the model writes the answer's header,
 # <|START_RESPONSE|>, itself.

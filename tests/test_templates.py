@@ -255,10 +255,7 @@ CALL_SYNTAX: dict[str, str] = {
     # <function=NAME>{...}</function>
     **dict.fromkeys(["MeetKai-functionary-medium-v3.1", "MeetKai-functionary-medium-v3.1-llamacpp-first"], "functionary"),
     # <|start|>assistant to=functions.NAME<|channel|>commentary json<|message|>{...}<|call|>
-    **dict.fromkeys(
-        ["OpenAI-gpt-oss-120b", "OpenAI-gpt-oss-20b-2025-08-04", "OpenAI-gpt-oss-20b-2025-08-05", "OpenAI-gpt-oss-20b-2025-08-07"],
-        "harmony",
-    ),
+    **dict.fromkeys(["OpenAI-gpt-oss-120b", "OpenAI-gpt-oss-20b-2025-08-05", "OpenAI-gpt-oss-20b-2025-08-07"], "harmony"),
 }
 HERMES_TEMPLATES = {name for name, syntax in CALL_SYNTAX.items() if syntax == "hermes"}
 DEEPSEEK_TEMPLATES = {name: syntax for name, syntax in CALL_SYNTAX.items() if syntax.startswith("deepseek")}
@@ -659,7 +656,6 @@ TOOL_ROUND_TRIP_GAPS = {
     "Mistral-Nemo-Instruct-2407-hfjs": "writes each tool result as a JSON object around its content",
     "Moonshot-Kimi-K2-Thinking-hfjs": "writes a call's name only inside its id: a call given no id loses its name",
     "OpenAI-gpt-oss-120b": _TYPESCRIPT,
-    "OpenAI-gpt-oss-20b-2025-08-04": _TYPESCRIPT,
     "OpenAI-gpt-oss-20b-2025-08-05": _TYPESCRIPT,
     "OpenAI-gpt-oss-20b-2025-08-07": _TYPESCRIPT,
     "SberDevices-GigaChat3.1-10B-A1.8B": _TYPESCRIPT,

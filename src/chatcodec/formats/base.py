@@ -212,10 +212,6 @@ def compose(
             # the separator is spelled like the reasoning's opening tag, so it is that terminal.
             "%extend tool_call: CALL_BEGIN TOOL_NAME? THINK_OPEN TOOL_ARGUMENTS? CALL_END",
         ]
-        if calls is not None and calls.closes_at_end:
-            # <|call|> is a stop token a server may strip: the call then ends with the text (or
-            # at the message's end).
-            rules.append("%extend tool_call: CALL_BEGIN TOOL_NAME? (CALL_SEP | THINK_OPEN) TOOL_ARGUMENTS")
     else:
         rules = [f"body: {'reasoning? ' if reasoning else ''}{opening}CONTENT?{calls_part}"]
     rules += [

@@ -420,7 +420,6 @@ HARMONY = CallSyntax(
     ),
     markers=("to=functions.",),
     preamble=True,
-    closes_at_end=True,
 )
 
 # -- XML parameters -------------------------------------------------------------------------------
