@@ -136,20 +136,26 @@ class Format:
             unprompted=self.unprompted,
             lead=self.framing.lead_terminal,
             answer_open=self.framing.answer_open_terminal,
-            message_start=next(iter(self.framing.assistant_start)) if len(self.framing.assistant_start) == 1 else None,
+            message_start=self._assistant_header,
             header_first=self._header_the_model_writes,
         )
+
+    @property
+    def _assistant_header(self) -> str | None:
+        """The assistant header's terminal, where it has one."""
+        starts = self.framing.assistant_start
+        return next(iter(starts)) if len(starts) == 1 else None
 
     @property
     def _header_the_model_writes(self) -> str | None:
         """The assistant header's terminal, where the template writes no generation prompt of
         its own (Command R7B's tool-use template): the model writes the header itself."""
         source = self.source
-        if source is None or source.generation_prompt or len(self.framing.assistant_start) != 1:
+        if source is None or source.generation_prompt:
             return None
         if not source.headers.get("assistant", "").strip():
             return None  # a header of whitespace is the answer's own leading whitespace
-        return next(iter(self.framing.assistant_start))
+        return self._assistant_header
 
     @property
     def grammar(self) -> FamilyGrammar:
@@ -193,9 +199,9 @@ def compose(
     # gpt-oss: each part of the answer is a message of its own. Reasoning and preamble messages
     # (plain text to the user, opened like a call's arguments) and calls followed by another
     # message's header come in any number before the answer; a preamble the text ends with is
-    # the answer. The list is left-recursive and a
-    # preamble and the answer share their start, so the parser decides which it read only at
-    # what ends it (the reasoning's closing tag, or the end).
+    # the answer. The list is left-recursive and a preamble and the answer share their start,
+    # so the parser decides which it read only at what ends it (the reasoning's closing tag, or
+    # the end).
     messages = calls is not None and calls.preamble and reasoning is not None and not calls.whole_turn
     if calls is not None and calls.whole_turn:
         # Calls that are the whole answer (Llama's JSON) come only where no content precedes.

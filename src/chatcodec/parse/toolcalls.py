@@ -187,15 +187,19 @@ class ToolCalls:
         at = start + len(part) - len(part.lstrip())
         kind = self._stray_kind()
         self._diagnose("unexpected_text", at, f"{what}: text that is no part of it; kept as {kind}")
+        self._keep_as(kind, text)
+
+    def _stray_kind(self) -> str:
+        return "reasoning" if self.stray_as_reasoning else "content"
+
+    def _keep_as(self, kind: str, text: str) -> None:
+        """Text of a block that is no call, into the message as ``kind``."""
         if kind == "reasoning":
             self._add_reasoning(text)
             self._emit(ReasoningDelta(text))
         else:
             self._add_content(text)
             self._emit(ContentDelta(text))
-
-    def _stray_kind(self) -> str:
-        return "reasoning" if self.stray_as_reasoning else "content"
 
     def _as_content(self, call: ToolCallBlock) -> None:
         """A block that never became a tool call (bad JSON, no name, unknown tool) is text where
@@ -212,12 +216,7 @@ class ToolCalls:
             return
         for _, start, end, _ in call.spans:
             self._span(kind, start, end)
-        if kind == "reasoning":
-            self._add_reasoning(text)
-            self._emit(ReasoningDelta(text))
-        else:
-            self._add_content(text)
-            self._emit(ContentDelta(text))
+        self._keep_as(kind, text)
 
 
 _NO_INDEX = ("delimiter", "content", "reasoning")  # spans that belong to no call

@@ -93,13 +93,8 @@ class _Budget:
         self._per_input = limits.per_input
         self._grown = False
 
-    @property
-    def grows(self) -> bool:
-        """Do the limits grow with the caller's input (by at least its size)?"""
-        return self._per_input >= 1
-
     def is_callers(self, container: object) -> bool:
-        """Is ``container`` one of the caller's values, or an item or an item's item of one?"""
+        """Is ``container`` one of the caller's containers (down to four levels, see the class)?"""
         if self._roots is None:
             self._roots = _containers(self._values, depth=4)
         return id(container) in self._roots
