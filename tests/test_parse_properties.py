@@ -196,6 +196,8 @@ def test_lenient_parsing_never_raises(family: str, completion: str, reasoning: b
 _MATCHERS = {
     "qwen3 content": (["\n<tool_call>\n", "\n<tool_call>", "<tool_call>\n", "<tool_call>", "<|im_end|>"], ["</think>"]),
     "two leads": (["[TOOL_CALLS]", "</s>", " [ARGS]"], ["<|im_end|>"]),
+    # Spellings found only after whitespace: their bare form alone is a false start.
+    "fences": (["\n```json\n", "\n```<|end|>", "</think>"], ["<｜tool▁sep｜>"]),
 }
 
 
@@ -204,13 +206,13 @@ _MATCHERS = {
 def test_the_matchers_fast_find_is_the_regex_search(name: str, data: st.DataObject) -> None:
     # ``find`` looks for the spellings' first characters with str.find and tries the regex just
     # before each; it must give exactly the regex's own leftmost match, in text thick or thin
-    # with those characters (past 16 false starts it hands over to the regex).
+    # with those characters (past 4 false starts each lead's own regex takes over).
     from chatcodec.parse.lexer import DelimiterMatcher
 
     accepted, others = _MATCHERS[name]
     matcher = DelimiterMatcher({s: f"T{i}" for i, s in enumerate(accepted)}, {s: f"O{i}" for i, s in enumerate(others)})
     assert matcher._leads  # the fast way is the one under test
-    pieces = st.sampled_from([*accepted, *others, "<", "[", "\n", " ", "\n\n", "x" * 40, "tool_call>", "/s>"])
+    pieces = st.sampled_from([*accepted, *others, "<", "[", "\n", " ", "\n\n", "x" * 40, "tool_call>", "/s>", "`", "```json\n", "```", "a < b `c` <", "```json"])
     filler = "x" * data.draw(st.integers(0, 120))  # long enough for the str.find way
     text = filler + "".join(data.draw(st.lists(pieces | st.text(max_size=5), min_size=1, max_size=60)))
     pos = data.draw(st.integers(0, min(len(text), 12)))

@@ -85,6 +85,7 @@ class FamilyGrammar:
             if spelling.strip(" \t\n\r")
         )
         self._states: dict[tuple[str, int], StateInfo] = {}
+        self._literals: dict[str, str] = {}
         # (state stack, delimiter) -> may the delimiter follow (see Engine._valid_here)
         self.reduce_cache: dict[tuple[tuple[int, ...], str], bool] = {}
         self.completion_terminals = self._terminals_under("completion") if "completion" in starts else frozenset()
@@ -132,10 +133,14 @@ class FamilyGrammar:
 
     def literal(self, terminal: str) -> str:
         """The shortest spelling of a delimiter (what a template writes at the least)."""
+        known = self._literals.get(terminal)
+        if known is not None:
+            return known  # (asked on every parse that starts inside reasoning)
         options = [s for s, t in self.spellings.items() if t == terminal]
         if not options:
             raise GrammarError(f"grammar {self.name!r} has no delimiter {terminal}")
-        return min(options, key=len)
+        shortest = self._literals[terminal] = min(options, key=len)
+        return shortest
 
     def spellings_of(self, terminal: str) -> list[str]:
         return sorted((s for s, t in self.spellings.items() if t == terminal), key=len)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from chatcodec.errors import GrammarError
@@ -102,7 +103,7 @@ class Found:
 
 MAX_LEADS = 3  # characters looked for with str.find, at most
 FIND_AHEAD = 64  # shorter text is searched by the regex alone
-MAX_MISSES = 16  # candidates that were no delimiter before the regex takes over
+MAX_MISSES = 4  # candidates that were no delimiter before the leads' regexes take over
 
 
 @dataclass
@@ -126,6 +127,7 @@ class DelimiterMatcher:
     _nested: bool = field(init=False, repr=False)
     _leads: tuple[str, ...] = field(init=False, repr=False)
     _slack: int = field(init=False, repr=False)
+    _lead_searches: tuple[Callable[[str, int, int], re.Match[str] | None], ...] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         spellings = {**self.others, **self.accepted}
@@ -140,6 +142,7 @@ class DelimiterMatcher:
             self._longest = 0
             self._nested = False
             self._leads = ()
+            self._lead_searches = ()
             self._slack = 0
             return
         # A trie-shaped regex: one pass, and at the leftmost position the longest spelling wins.
@@ -177,6 +180,15 @@ class DelimiterMatcher:
         # (One character and no whitespace before it is a literal the regex finds fast itself.)
         useful = self._slack > 0 or len(leads) > 1
         self._leads = leads if useful and all(bare) and len(leads) <= MAX_LEADS else ()
+        # Past a few false starts (prose with "<" or "`" in it), each lead's spellings are
+        # searched by a regex of their own: one that begins with a literal character, which the
+        # regex engine scans for in C, where the whole trie begins with a class it cannot.
+        by_lead: dict[str, set[str]] = {}
+        for stripped in bare:
+            by_lead.setdefault(stripped[:1], set()).add(stripped)
+        self._lead_searches = tuple(
+            re.compile(_trie_pattern(by_lead[lead], prefixes=False)).search for lead in self._leads
+        )
 
     def find(self, text: str, pos: int, end: int) -> re.Match[str] | None:
         """``pattern.search(text, pos, end)``, faster on long text (see ``__post_init__``)."""
@@ -203,8 +215,34 @@ class DelimiterMatcher:
             tried = at + 1
             misses += 1
             if misses >= MAX_MISSES:
-                # Text thick with those characters (markup): the regex's own scan is cheaper.
-                return self._regex.search(text, tried, end)
+                # Text thick with those characters: let each lead's own regex find its next
+                # spelling.
+                return self._find_by_leads(text, tried, end)
+
+    def _find_by_leads(self, text: str, pos: int, end: int) -> re.Match[str] | None:
+        """``find`` where the leads are common in the text (see ``__post_init__``)."""
+        match = self._regex.match
+        slack = self._slack
+        searches = self._lead_searches
+        tried = pos
+        upcoming = [search(text, pos, end) for search in searches]
+        while True:
+            at = -1
+            for found in upcoming:
+                if found is not None and (at < 0 or found.start() < at):
+                    at = found.start()
+            if at < 0:
+                return None
+            # A bare spelling starts at ``at``: the whole one may start up to ``slack`` before.
+            for start in range(max(tried, at - slack), at + 1):
+                hit = match(text, start, end)
+                if hit is not None:
+                    return hit
+            tried = at + 1  # (a spelling that needs whitespace before it, written without)
+            upcoming = [
+                search(text, tried, end) if found is not None and found.start() < tried else found
+                for search, found in zip(searches, upcoming)
+            ]
 
     @property
     def pattern(self) -> re.Pattern[str]:
