@@ -151,11 +151,11 @@ class Inputs:
         return out
 
     def cases(self) -> Iterator[Case]:
-        kinds: list[Callable[[], str]] = [self._truncated, self._mutated, self._soup, self._nested, self._valid]
+        kinds: list[Callable[[], str]] = [self._truncated, self._mutated, self._soup, self._nested, self._valid, self._hostile_value]
         while True:
             kind = self.rng.choice(kinds)
             # Deep nesting is the one input allowed to be long: 3,000 levels.
-            text = kind() if kind == self._nested else kind()[: self.max_size]
+            text = kind() if kind in (self._nested, self._hostile_value) else kind()[: self.max_size]
             prompt = self.prompt if self.rng.random() < 0.7 else None
             yield Case(text, prompt)
 
@@ -185,6 +185,20 @@ class Inputs:
             for _ in range(self.rng.randint(1, 30))
         ]
         return "".join(parts)
+
+    def _hostile_value(self) -> str:
+        """A valid call whose argument is JSON the json module cannot decode (nested past the
+        recursion limit, an integer past Python's digit limit) or only just can."""
+        calls = [text for text in self.valid if '"Paris"' in text]
+        if not calls:
+            return self._nested()
+        depth = self.rng.choice((900, 1100, 3000))
+        value = self.rng.choice(
+            ("[" * depth + "1" + "]" * depth, '{"a":' * depth + "1" + "}" * depth, "1" * 5000, "1" * 4300, "-" + "9" * 4301,
+             "1e999", "-0", "NaN", '"\\ud800"', '"\ud800"', '"\u0000"')
+        )
+        text = self.rng.choice(calls)
+        return text.replace('"Paris"', value, 1)
 
     def _nested(self) -> str:
         depth = self.rng.randint(50, 3000)

@@ -364,6 +364,31 @@ def test_hundred_thousand_nested_brackets(family: str, opener: str, closer: str,
     # Too deep for Python's json module: the call keeps its raw text and says so.
     if end.parsed is None:
         assert [d.kind for d in result.diagnostics] == ["malformed_tool_call"]
+    assert call.function.parsed_arguments == end.parsed  # (None here: it never raises)
+
+
+@pytest.mark.parametrize("sizes", [None, (1, 4, 16, 64)], ids=["whole", "deltas"])
+@pytest.mark.parametrize("family", ["qwen3", "llama3_hermes", "deepseek"])
+@pytest.mark.parametrize("digits", [5000, 4300])
+def test_an_integer_longer_than_python_converts(family: str, digits: int, sizes: tuple[int, ...] | None) -> None:
+    # JSON sets no limit on a number's digits; Python converts at most 4,300 (by default) and
+    # raises ValueError past it. Such arguments stay the model's text, with a diagnostic.
+    arguments = '{"n": ' + "7" * digits + "}"
+    text = call_text(family, arguments)
+    parsed = parse(family, text, sizes)
+    result = parsed.result
+    assert result.reassemble() == text
+    (call,) = result.message.tool_calls or []
+    assert call.function.arguments == arguments
+    (end,) = [e for e in parsed.events if isinstance(e, ToolCallEnd)]
+    decodable = digits <= sys.get_int_max_str_digits()
+    assert call.function.parsed_arguments == end.parsed == ({"n": int("7" * digits)} if decodable else None)
+    kinds = [d.kind for d in result.diagnostics]
+    assert kinds == ([] if decodable else ["malformed_tool_call"])
+    if not decodable:
+        assert "cannot be decoded" in result.diagnostics[0].message
+        with pytest.raises(ParseError, match="cannot be decoded"):
+            chatcodec.load(family).parse(text, strict=True)
 
 
 @pytest.mark.parametrize("family", ["qwen3", "deepseek"])

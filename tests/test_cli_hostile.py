@@ -30,9 +30,10 @@ def run(args: list[str], stdin: str, env_locale: str = "C") -> subprocess.Comple
         (["render", "-t", "qwen3"], "[" * 100_000 + "]" * 100_000, "nested too deeply"),
         (["render", "-t", "qwen3"], '[{"role": "user", "content": "\\ud800"}]', "UTF-8 cannot write"),
         (["render", "-t", "qwen3"], "{not json", "is not valid JSON"),
+        (["render", "-t", "qwen3"], '[{"role": "user", "content": ' + "9" * 5000 + "}]", "cannot be read"),
         (["render", "-t", "no/such/folder"], CONVERSATION, "template not found"),
     ],
-    ids=["set tools", "set generation prompt", "set a bad name", "deep JSON", "lone surrogate", "bad JSON", "no template"],
+    ids=["set tools", "set generation prompt", "set a bad name", "deep JSON", "lone surrogate", "bad JSON", "long number", "no template"],
 )
 def test_bad_input_is_one_line_and_exit_2(args: list[str], stdin: str, expected: str) -> None:
     result = run(args, stdin)
@@ -54,11 +55,13 @@ def test_a_bad_line_in_a_batch_is_counted_and_the_run_goes_on(tmp_path: Path) ->
         "[" * 100_000 + "]" * 100_000,
         json.dumps({"messages": [{"role": "user", "content": "\ud800"}]}),
         json.dumps({"messages": [{"role": "user", "content": "bye"}]}),
+        '{"messages": [{"role": "user", "content": ' + "9" * 5000 + "}]}",  # past Python's digit limit
     ]
     data = tmp_path / "data.jsonl"
     data.write_text("\n".join(lines) + "\n", encoding="utf-8", errors="surrogatepass")
     result = run(["roundtrip", "-t", "qwen3", "--jsonl", str(data), "--json"], "")
     assert "Traceback" not in result.stderr.decode("utf-8", "replace")
     summary = json.loads(result.stdout.decode("utf-8"))
-    # The deep line is invalid; a lone surrogate in content is still a conversation to check.
-    assert (summary["conversations"], summary["invalid"], summary["lossless"]) == (4, 1, 3), summary
+    # The deep line and the long number are invalid; a lone surrogate in content is still a
+    # conversation to check.
+    assert (summary["conversations"], summary["invalid"], summary["lossless"]) == (5, 2, 3), summary

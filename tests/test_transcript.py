@@ -354,3 +354,15 @@ def test_prefix_check_is_quiet_when_every_prompt_is_a_prefix(family: str) -> Non
 
 def test_prefix_check_is_off_by_default() -> None:
     assert _report("qwen3", MULTI_TURN, enable_thinking=False).losses == []
+
+
+def test_a_tool_definition_python_cannot_decode_is_a_diagnostic() -> None:
+    # A JSON number of 5,000 digits is past what Python converts (sys.get_int_max_str_digits):
+    # the definition is reported, and the rest of the transcript is still read.
+    codec = chatcodec.load("qwen3")
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {"n": {"type": "integer", "maximum": 12345}}}}}]
+    text = codec.render([{"role": "user", "content": "hi"}], tools=tools).replace("12345", "9" * 5000)
+    transcript = codec.parse_transcript(text)
+    assert [d.kind for d in transcript.diagnostics] == ["malformed_tool_definition"]
+    assert "cannot be decoded" in transcript.diagnostics[0].message
+    assert [m.content for m in transcript.messages] == ["hi"]

@@ -68,7 +68,7 @@ class ToolCallEnd:
         if parsed is _UNREAD:
             try:
                 parsed = json.loads(self.arguments)
-            except (json.JSONDecodeError, RecursionError):
+            except (ValueError, RecursionError):
                 parsed = None
             object.__setattr__(self, "_parsed", parsed)
         return parsed

@@ -88,10 +88,12 @@ class FunctionCall(BaseModel):
 
     @property
     def parsed_arguments(self) -> Any:
-        """The arguments decoded from JSON (``None`` if they are not valid JSON)."""
+        """The arguments decoded from JSON (``None`` if they are not valid JSON, or JSON the
+        json module cannot decode: nested past the recursion limit, or an integer longer than
+        ``sys.get_int_max_str_digits()``; the parser reports such arguments as malformed too)."""
         try:
             return json.loads(self.arguments)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):
             return None
 
 
@@ -294,7 +296,7 @@ def _plain_calls(calls: Any, form: str) -> list[dict[str, Any]] | None:
         if form == "dict" or (form == "as_given" and given_as_dict):
             try:
                 parsed = json.loads(text)
-            except (json.JSONDecodeError, RecursionError):
+            except (ValueError, RecursionError):
                 parsed = None
             if isinstance(parsed, dict):
                 value = parsed

@@ -42,6 +42,8 @@ def load_line(raw: bytes, first: bool) -> Any:
         raise InvalidLine(f"not valid JSON: {exc.msg} (column {exc.colno})") from None
     except RecursionError:
         raise InvalidLine("not valid JSON: nested too deeply") from None
+    except ValueError as exc:  # an integer longer than Python converts (sys.get_int_max_str_digits)
+        raise InvalidLine(f"a value that cannot be read: {exc}") from None
 
 
 @dataclass

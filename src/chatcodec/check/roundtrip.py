@@ -366,7 +366,7 @@ def _compare_tool_calls(index: int, before: Message, after: Message) -> list[Los
 def _same_json(a: str, b: str) -> bool:
     try:
         return bool(json.loads(a) == json.loads(b))
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):
         return False
 
 

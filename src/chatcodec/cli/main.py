@@ -52,6 +52,8 @@ def _read_json(path: str | None, what: str) -> Any:
         raise CliError(f"{what} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
     except RecursionError:
         raise CliError(f"{what} is nested too deeply") from None
+    except ValueError as exc:  # an integer longer than Python converts (sys.get_int_max_str_digits)
+        raise CliError(f"{what} holds a value that cannot be read: {exc}") from None
 
 
 def _conversation(data: Any) -> tuple[list[Any], list[Any] | None]:
@@ -66,7 +68,7 @@ def _parse_value(text: str) -> Any:
     # --set KEY=VALUE: JSON when it parses (true, 3, "x", {...}), else the plain string.
     try:
         return json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):
         return text
 
 

@@ -131,7 +131,7 @@ def _try_decode(text: str, pos: int) -> tuple[object, int] | None:
     bracket is, however the text arrived)."""
     try:
         return _decoder.raw_decode(text, pos)
-    except (json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):
         return None
 
 
@@ -525,7 +525,7 @@ class JsonWalk:
 def _unescape(raw: str) -> str:
     try:
         return str(json.loads('"' + raw + '"'))
-    except json.JSONDecodeError:
+    except ValueError:
         return raw
 
 

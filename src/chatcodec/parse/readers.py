@@ -169,7 +169,7 @@ class JsonObjectReader(CallReader):
         raw = "".join(call.arguments_as_string or [])
         try:
             decoded = json.loads(raw)
-        except (json.JSONDecodeError, RecursionError):
+        except (ValueError, RecursionError):
             decoded = None
         if isinstance(decoded, str) and _is_json(decoded):
             self.calls.arguments_text(call, decoded)
@@ -180,7 +180,7 @@ class JsonObjectReader(CallReader):
 def _is_json(text: str) -> bool:
     try:
         json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):
         return False
     return True
 
@@ -237,7 +237,7 @@ def _string_value(parts: list[str], value: ValueScanner | None) -> object:
         return value.parsed
     try:
         return json.loads("".join(parts))
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):
         return None
 
 
@@ -378,7 +378,7 @@ def convert_value(text: str, schema: dict[str, Any] | None) -> Any:
     stripped = text.strip()
     try:
         value = json.loads(stripped)
-    except (json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):
         value = _python_literal(stripped) if types else None
         if value is None and stripped not in ("None", "null"):
             return text
@@ -668,7 +668,7 @@ def _json_calls(body: str) -> list[tuple[str, dict[str, Any]]] | None:
         return None
     try:
         value = json.loads(body)
-    except (json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):
         return None
     items = value if isinstance(value, list) else [value]
     calls = []
@@ -679,7 +679,7 @@ def _json_calls(body: str) -> list[tuple[str, dict[str, Any]]] | None:
         if isinstance(arguments, str):
             try:
                 arguments = json.loads(arguments)
-            except (json.JSONDecodeError, RecursionError):
+            except (ValueError, RecursionError):
                 return None
         if not isinstance(arguments, dict):
             return None
@@ -1142,7 +1142,7 @@ def _gemma_value(text: str, quote: str) -> Any:
                 out.append(_gemma_number(atom))
     try:
         return json.loads("".join(out))
-    except (json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):
         return None
 
 

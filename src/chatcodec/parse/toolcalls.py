@@ -154,8 +154,12 @@ class ToolCalls:
         if not call.has_parsed:
             try:
                 json.loads(arguments)
-            except (json.JSONDecodeError, RecursionError):
+            except json.JSONDecodeError:
                 call.error = call.error or "the arguments are not valid JSON"
+            except (ValueError, RecursionError):
+                # Valid JSON past what Python decodes: nested beyond the recursion limit, or an
+                # integer longer than sys.get_int_max_str_digits(). No reader could use it.
+                call.error = call.error or "the arguments cannot be decoded (nested too deeply, or a number too long)"
         if call.error is not None and closed:
             self._diagnose("malformed_tool_call", call.start, f"tool call {call.index}: {call.error}")
         if spans:

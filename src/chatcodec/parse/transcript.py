@@ -291,6 +291,9 @@ class TranscriptReader:
             except json.JSONDecodeError as exc:
                 self._diagnose("malformed_tool_definition", 0, f"a rendered tool definition is not JSON: {exc.msg}")
                 return
+            except (ValueError, RecursionError) as exc:  # too deep, or an integer too long to convert
+                self._diagnose("malformed_tool_definition", 0, f"a rendered tool definition cannot be decoded: {exc}")
+                return
         assert self.tools is not None
         if self.family.framing.tools_wrap_function:
             tool = {"type": "function", "function": tool}
@@ -312,7 +315,7 @@ class TranscriptReader:
         while pos < len(text) and text[pos] in "{[":
             try:
                 tool, after = _DECODER.raw_decode(text, pos)
-            except (json.JSONDecodeError, RecursionError):
+            except (ValueError, RecursionError):
                 break
             if not isinstance(tool, dict) or not text.startswith(separator, after):
                 break
