@@ -552,6 +552,27 @@ def test_gemma_strings_in_json_quotes_keep_their_text(text: str, expected: dict[
     assert not result.diagnostics
 
 
+# Found by fuzzing: Gemma's reader set its quoted strings aside behind NUL characters, so a NUL
+# the model wrote itself (or a quoted string run on into other text) raised ValueError.
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('<|tool_call>call:f{q:<|"|>a\x00b<|"|>,n:1}<tool_call|>', {"q": "a\x00b", "n": 1}),
+        ('<|tool_call>call:f{q:a\x00b}<tool_call|>', None),  # (an unquoted string, as `q:ab` is)
+        ('<|tool_call>call:f{q:\x00}<tool_call|>', None),
+        ('<|tool_call>call:search{filters:\x00{a:[1,{b:<|"|>}<|"|>}]}}<tool_call|>', None),
+        ('<|tool_call>call:f{q:<|"|>a<|"|>b}<tool_call|>', None),
+    ],
+)
+def test_gemma_arguments_holding_nul_characters(text: str, expected: dict[str, Any] | None) -> None:
+    result = parse_both("Google-gemma-4-31B-it", text)
+    assert result.reassemble() == text
+    if expected is None:  # not Gemma's syntax: the call keeps the text, and says so
+        assert [d.kind for d in result.diagnostics] == ["malformed_tool_call"]
+    else:
+        assert calls(result) == [("f", expected)] and not result.diagnostics
+
+
 # transformers tests/utils/test_chat_parsing.py (cohere fixtures): the end-of-turn token a
 # Cohere model writes after its calls ends the answer, as the template writes it.
 @pytest.mark.parametrize(

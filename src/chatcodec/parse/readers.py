@@ -1084,10 +1084,21 @@ def _gemma_number(atom: str) -> str:
         return json.dumps(int(number) if whole else number)
 
 
+def _absent_character(text: str) -> str:
+    """A character ``text`` does not hold (from the private use area, where text rarely goes)."""
+    code = 0xE000
+    while chr(code) in text:
+        code += 1
+    return chr(code)
+
+
 def _gemma_value(text: str, quote: str) -> Any:
     """Gemma's argument syntax as a Python value (None if it is not that syntax)."""
     parts: list[str] = []
     strings: list[str] = []
+    # Each quoted string is set aside and marked by its number between two characters the
+    # text does not hold (a model may write any character, NUL included).
+    mark = _absent_character(text)
     pos = 0
     while True:
         start = text.find(quote, pos)
@@ -1098,7 +1109,7 @@ def _gemma_value(text: str, quote: str) -> Any:
             if match is None:
                 return None
             parts.append(text[pos:json_start])
-            parts.append(f"\x00{len(strings)}\x00")
+            parts.append(f"{mark}{len(strings)}{mark}")
             try:
                 strings.append(json.loads(match.group()))
             except json.JSONDecodeError:
@@ -1112,7 +1123,7 @@ def _gemma_value(text: str, quote: str) -> Any:
         if end < 0:
             return None
         parts.append(text[pos:start])
-        parts.append(f"\x00{len(strings)}\x00")
+        parts.append(f"{mark}{len(strings)}{mark}")
         strings.append(text[start + len(quote) : end])
         pos = end + len(quote)
     source = "".join(parts)
@@ -1133,8 +1144,11 @@ def _gemma_value(text: str, quote: str) -> Any:
                 pass
         else:
             atom = match.group("atom")
-            if atom.startswith("\x00"):
-                out.append(json.dumps(strings[int(atom.strip("\x00"))], ensure_ascii=False))
+            if mark in atom:
+                number = atom[1:-1]
+                if not (atom[0] == atom[-1] == mark and number.isdigit()):
+                    return None  # a quoted string run together with other text: not the syntax
+                out.append(json.dumps(strings[int(number)], ensure_ascii=False))
             elif out and out[-1] in ("{", ","):
                 in_object = expect_key[-1]
                 out.append(json.dumps(atom) if in_object else _gemma_number(atom))
