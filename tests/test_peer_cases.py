@@ -56,10 +56,19 @@ def test_reasoning_that_mentions_the_section_tag_is_not_cut_there() -> None:
     assert result.message.content == "Answer." and result.finish_reason == "stop"
 
 
-@pytest.mark.parametrize("lead", ["\n", "\n\n", " "])
+# Ollama trims the whitespace before a leading <think>; replies seen in the wild open with
+# "\n\n\n<think>". Up to three spaces and newlines are read as leading the tag.
+@pytest.mark.parametrize("lead", ["\n", "\n\n", " ", "\n\n\n", "  ", " \n ", "\n \n"])
 def test_whitespace_before_the_opening_think_tag(lead: str) -> None:
     result = parse_both(QWEN3, lead + "<think>plan</think>\nrest")
     assert (result.message.reasoning_content, result.message.content) == ("plan", "rest")
+    assert result.reassemble() == lead + "<think>plan</think>\nrest"
+
+
+def test_a_longer_run_of_whitespace_before_the_tag_is_content() -> None:
+    text = "    <think>plan</think>\nrest"
+    result = parse_both(QWEN3, text)
+    assert (result.message.reasoning_content, result.message.content) == (None, text)
 
 
 def test_an_opening_tag_the_prompt_already_wrote_is_the_tag_again() -> None:

@@ -7,6 +7,7 @@ A format is a turn framing plus one ``ReasoningSyntax`` (or none) plus one ``Cal
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 from chatcodec.formats.framing import terminal
@@ -41,13 +42,19 @@ class ReasoningSyntax:
         """Tags with the whitespace templates and models put around them: a newline may follow
         the opening tag (and whitespace precede it) and precede the closing one, and up to
         ``newlines_after_close`` follow it."""
-        # A model may write whitespace before the opening tag too ("\n<think>").
-        opens = tuple(lead + open_tag + tail for lead in ("", "\n", "\n\n", " ") for tail in ("", "\n"))
+        # A model may write whitespace before the opening tag too ("\n<think>", "\n\n\n<think>").
+        opens = tuple(lead + open_tag + tail for lead in _LEADING_WHITESPACE for tail in ("", "\n"))
         closes = tuple(
             lead + close_tag + "\n" * count for lead in ("", "\n") for count in range(newlines_after_close + 1)
         )
         return cls(open_tag, close_tag, opens, closes)
 
+
+# Whitespace a model writes before its opening tag: up to three spaces and newlines. (A longer
+# run is kept as content: the spellings are literals, and each one more is looked for.)
+_LEADING_WHITESPACE: tuple[str, ...] = ("",) + tuple(
+    "".join(chars) for length in (1, 2, 3) for chars in itertools.product(" \n", repeat=length)
+)
 
 # Reasoning tags of the field, tried against a template that does not render reasoning itself
 # (its generation prompt or its source still shows which tags the model writes).
