@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from parsing_support import FAMILIES, feed_in_chunks, normalized, summarize
@@ -212,7 +213,7 @@ def test_the_matchers_fast_find_is_the_regex_search(name: str, data: st.DataObje
     accepted, others = _MATCHERS[name]
     matcher = DelimiterMatcher({s: f"T{i}" for i, s in enumerate(accepted)}, {s: f"O{i}" for i, s in enumerate(others)})
     assert matcher._leads  # the fast way is the one under test
-    pieces = st.sampled_from([*accepted, *others, "<", "[", "\n", " ", "\n\n", "x" * 40, "tool_call>", "/s>", "`", "```json\n", "```", "a < b `c` <", "```json"])
+    pieces = st.sampled_from([*accepted, *others, "<", "[", "\n", " ", "\n\n", "x" * 40, "tool_call>", "/s>", "`", "```json\n", "```", "a < b `c` <", "```json", "x```json\n" * 5])
     filler = "x" * data.draw(st.integers(0, 120))  # long enough for the str.find way
     text = filler + "".join(data.draw(st.lists(pieces | st.text(max_size=5), min_size=1, max_size=60)))
     pos = data.draw(st.integers(0, min(len(text), 12)))
@@ -220,3 +221,18 @@ def test_the_matchers_fast_find_is_the_regex_search(name: str, data: st.DataObje
     fast = matcher.find(text, pos, end)
     slow = matcher.pattern.search(text, pos, end)
     assert (fast and fast.span()) == (slow and slow.span())
+
+
+@pytest.mark.parametrize("repeats", [3, 6, 12, 40])
+def test_the_fast_find_past_many_false_starts(repeats: int) -> None:
+    # A backtick is a false start here, and so is a fence written without the newline its
+    # spelling needs: past 4 of each kind the search changes strategy twice.
+    from chatcodec.parse.lexer import DelimiterMatcher
+
+    accepted, others = _MATCHERS["fences"]
+    matcher = DelimiterMatcher({s: f"T{i}" for i, s in enumerate(accepted)}, {s: f"O{i}" for i, s in enumerate(others)})
+    for tail in ("</think>", "\n```json\n", "no delimiter"):
+        text = "x" * 70 + "x```json\n" * repeats + tail
+        fast = matcher.find(text, 0, len(text))
+        slow = matcher.pattern.search(text, 0, len(text))
+        assert (fast and fast.span()) == (slow and slow.span())

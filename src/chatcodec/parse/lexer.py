@@ -226,7 +226,7 @@ class DelimiterMatcher:
         searches = self._lead_searches
         tried = pos
         upcoming = [search(text, pos, end) for search in searches]
-        while True:
+        for _ in range(MAX_MISSES):
             at = -1
             for found in upcoming:
                 if found is not None and (at < 0 or found.start() < at):
@@ -243,6 +243,8 @@ class DelimiterMatcher:
                 search(text, tried, end) if found is not None and found.start() < tried else found
                 for search, found in zip(searches, upcoming)
             ]
+        # Text thick with spellings written without the whitespace they need: one scan in C.
+        return self._regex.search(text, tried, end)
 
     @property
     def pattern(self) -> re.Pattern[str]:
