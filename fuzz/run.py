@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import sys
 import time
@@ -69,8 +70,8 @@ FORMATS: dict[str, str] = {
     "gemma": "Google-gemma-4-31B-it",
 }
 TOOLS = [
-    {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}}}},
-    {"type": "function", "function": {"name": "search", "parameters": {"type": "object", "properties": {"query": {"type": "string"}, "filters": {"type": "object"}}}}},
+    {"type": "function", "function": {"name": "get_weather", "description": "The weather in a city.", "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}}}},
+    {"type": "function", "function": {"name": "search", "description": "Search the web.", "parameters": {"type": "object", "properties": {"query": {"type": "string"}, "filters": {"type": "object"}}}}},
 ]
 PIECES = [
     "hello", "the answer", " ", "\n", "\n\n", "{", "}", "[", "]", '"', "\\", ":", ",", "<", ">", "</", "é", "日本", "😀",
@@ -107,7 +108,11 @@ class Inputs:
             self.prompt = codec.render([{"role": "user", "content": "hi"}], tools=TOOLS, add_generation_prompt=True)
         except chatcodec.ChatCodecError:
             self.prompt = None
+        # A template whose history differs from its generation prompt (DeepSeek R1 and V3.2 drop
+        # the think opener the prompt writes) has its answers read after the shared part.
+        self.prompt_of: dict[str, str] = {}
         self.valid = self._valid_outputs()
+        self._source_prompt: str | None = None  # the prompt of the valid output a case came from
 
     def _valid_outputs(self) -> list[str]:
         """Answers the template writes itself: content, reasoning, calls of assorted values."""
@@ -148,6 +153,14 @@ class Inputs:
                 if full.startswith(self.prompt):
                     out.append(full[len(self.prompt) :])
                     break
+                shared = len(os.path.commonprefix([self.prompt, full]))
+                spellings = tuple(self.codec.format.grammar.spellings)
+                while shared and not self.prompt[:shared].endswith(spellings):
+                    shared -= 1  # ("<think>" and "</think>" share a "<"): back to a delimiter's end
+                if shared and full[shared:]:
+                    out.append(full[shared:])
+                    self.prompt_of[full[shared:]] = full[:shared]
+                    break
         return out
 
     def cases(self) -> Iterator[Case]:
@@ -155,12 +168,17 @@ class Inputs:
         while True:
             kind = self.rng.choice(kinds)
             # Deep nesting is the one input allowed to be long: 3,000 levels.
+            self._source_prompt = None
             text = kind() if kind in (self._nested, self._hostile_value) else kind()[: self.max_size]
-            prompt = self.prompt if self.rng.random() < 0.7 else None
+            prompt = (self._source_prompt or self.prompt) if self.rng.random() < 0.7 else None
             yield Case(text, prompt)
 
     def _valid(self) -> str:
-        return self.rng.choice(self.valid) if self.valid else self._soup()
+        if not self.valid:
+            return self._soup()
+        text = self.rng.choice(self.valid)
+        self._source_prompt = self.prompt_of.get(text)
+        return text
 
     def _truncated(self) -> str:
         text = self._valid()
