@@ -725,3 +725,21 @@ def test_command_r7b_answers_open_with_the_header_the_model_writes(template: str
     result = parse_both(template, "<|START_RESPONSE|>Hello, world!<|END_RESPONSE|>", prompt=prompt)
     assert result.message.content == "Hello, world!"
     assert not result.diagnostics and result.finish_reason == "stop"
+
+
+# Found by fuzzing the answers R7B's template writes: after a thinking block the model writes
+# the header too (as Command A Reasoning does), whole or after a prompt that closed thinking.
+@pytest.mark.parametrize(
+    "template", ["CohereForAI-c4ai-command-r7b-12-2024-tool_use", "CohereForAI-c4ai-command-r7b-12-2024-tool_use-llamacpp-first"]
+)
+@pytest.mark.parametrize("with_prompt", [False, True])
+def test_command_r7b_writes_its_header_after_its_thinking(template: str, with_prompt: bool) -> None:
+    codec = codec_for(template)
+    prompt = codec.render([{"role": "user", "content": "hi"}], add_generation_prompt=True) if with_prompt else None
+    text = "<|START_THINKING|>plan<|END_THINKING|><|START_RESPONSE|>Hello<|END_RESPONSE|>"
+    result = parse_both(template, text, prompt=prompt)
+    assert (result.message.reasoning_content, result.message.content) == ("plan", "Hello")
+    assert not result.diagnostics and result.finish_reason == "stop"
+    call = '<|START_ACTION|>[{"tool_call_id": "0", "tool_name": "foo", "parameters": {"q": 1}}]<|END_ACTION|>'
+    result = parse_both(template, "<|START_THINKING|>plan<|END_THINKING|><|START_RESPONSE|>" + call, prompt=prompt)
+    assert calls(result) == [("foo", {"q": 1})] and not result.diagnostics

@@ -196,6 +196,10 @@ def compose(
     if header_first:
         lead_part = f"{header_first}? {lead_part}"
     opening = f"{answer_open}? " if answer_open else ""
+    # A model that writes its own header writes it after a reasoning block too (Command R7B:
+    # <|START_THINKING|>…<|END_THINKING|><|START_RESPONSE|>answer).
+    header_after = f"{header_first}? " if header_first and reasoning is not None else ""
+    reasoned = f"(reasoning {header_after})? " if header_after else "reasoning? "
     # gpt-oss: each part of the answer is a message of its own. Reasoning and preamble messages
     # (plain text to the user, opened like a call's arguments) and calls followed by another
     # message's header come in any number before the answer; a preamble the text ends with is
@@ -205,7 +209,7 @@ def compose(
     messages = calls is not None and calls.preamble and reasoning is not None and not calls.whole_turn
     if calls is not None and calls.whole_turn:
         # Calls that are the whole answer (Llama's JSON) come only where no content precedes.
-        rules = [f"body: {'reasoning? ' if reasoning else ''}{opening}(CONTENT | calls)?"]
+        rules = [f"body: {reasoned if reasoning else ''}{opening}(CONTENT | calls)?"]
     elif messages:
         rules = [
             "body: messages? answer",
@@ -219,14 +223,16 @@ def compose(
             "%extend tool_call: CALL_BEGIN TOOL_NAME? THINK_OPEN TOOL_ARGUMENTS? CALL_END",
         ]
     else:
-        rules = [f"body: {'reasoning? ' if reasoning else ''}{opening}CONTENT?{calls_part}"]
+        rules = [f"body: {reasoned if reasoning else ''}{opening}CONTENT?{calls_part}"]
     rules += [
         f"completion: {lead_part}body{end}",
     ]
     open_before = "messages? " if messages else ""
     # Calls inside a reasoning block the model never closed: the reasoning goes on after them
     # until its closing tag, then the answer (and its calls) follow.
-    resumed = f" (THINK_CLOSE {opening}CONTENT?{calls_part})?" if calls is not None and not calls.whole_turn else ""
+    resumed = (
+        f" (THINK_CLOSE {header_after}{opening}CONTENT?{calls_part})?" if calls is not None and not calls.whole_turn else ""
+    )
     if reasoning is not None:
         if calls is not None:
             rules.append(f"          | {lead_part}{open_before}open_reasoning calls{resumed}{end}")
@@ -237,9 +243,11 @@ def compose(
             # until it shows: reasoning if the closing tag follows it, content if a tool call,
             # the end token or the end of the text does.
             rules.append(
-                f"completion_unprompted: {lead_part}LEADING? (THINK_CLOSE {opening}CONTENT?)?{calls_part}{end}"
+                f"completion_unprompted: {lead_part}LEADING? (THINK_CLOSE {header_after}{opening}CONTENT?)?{calls_part}{end}"
             )
-            rules.append(f"                     | {lead_part}explicit_reasoning {opening}CONTENT?{calls_part}{end}")
+            rules.append(
+                f"                     | {lead_part}explicit_reasoning {header_after}{opening}CONTENT?{calls_part}{end}"
+            )
             if calls is not None:
                 rules.append(f"                     | {lead_part}open_reasoning calls{resumed}{end}")
             rules.append(f"                     | {lead_part}open_reasoning{end}")
