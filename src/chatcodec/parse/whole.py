@@ -102,6 +102,10 @@ class WholeTextReader:
         argument_keys: tuple[str, ...] = options.get("argument_keys", ARGUMENT_KEYS)  # type: ignore[assignment]
         self._head = _call_head(name_keys)
         self._arguments = _arguments_key(argument_keys)
+        # The same members the other way round (Hermes 2 Pro's JSON-schema template writes
+        # ``{"arguments": {...}, "name": "f"}``).
+        self._arguments_head = _object_opening(argument_keys)
+        self._name_after = _name_member(name_keys)
         self._in_section = syntax is not None and syntax.in_section
         self._noncanonical = frozenset(syntax.noncanonical) if syntax is not None else frozenset()
         self._stepper = LalrStepper(self.grammar.tables[start])
@@ -322,7 +326,7 @@ class WholeTextReader:
         name, the arguments as written, and where the object ends; None for any other body."""
         head = self._head.match(text, pos)
         if head is None:
-            return None
+            return self._arguments_first(text, pos, tools)
         try:
             name, after = _scanstring(text, head.end())
         except ValueError:
@@ -347,6 +351,39 @@ class WholeTextReader:
         if after_value is None:
             return None
         return name, text[key.end() : value_end], after_value.end()
+
+    def _arguments_first(self, text: str, pos: int, tools: frozenset[str] | None) -> tuple[str, str, int] | None:
+        """``{"arguments": {...}, "name": "f"}`` at ``pos``: as ``_call_object`` reads it."""
+        opening = self._arguments_head.match(text, pos)
+        if opening is None:
+            return None
+        try:
+            value, value_end = _decoder.raw_decode(text, opening.end())
+        except (ValueError, RecursionError):
+            return None
+        named = self._name_after.match(text, value_end)
+        if not isinstance(value, dict) or named is None:
+            return None
+        try:
+            name, after = _scanstring(text, named.end())
+        except ValueError:
+            return None
+        closing = _OBJECT_END.match(text, after)
+        if not name or closing is None or (tools is not None and name not in tools):
+            return None
+        return name, text[opening.end() : value_end], closing.end()
+
+
+def _object_opening(argument_keys: Iterable[str]) -> re.Pattern[str]:
+    """``{"arguments":`` ...: the head of a call object that gives its arguments first."""
+    keys = "|".join(re.escape(key) for key in argument_keys)
+    return re.compile(r'[ \t\n\r]*\{[ \t\n\r]*"(?:' + keys + r')"[ \t\n\r]*:[ \t\n\r]*')
+
+
+def _name_member(name_keys: Iterable[str]) -> re.Pattern[str]:
+    """``, "name": "`` ... up to the name's string: the name after the arguments."""
+    names = "|".join(re.escape(key) for key in name_keys)
+    return re.compile(r'[ \t\n\r]*,[ \t\n\r]*"(?:' + names + r')"[ \t\n\r]*:[ \t\n\r]*"')
 
 
 def _end_of_value(text: str, start: int, stop: int) -> int:
