@@ -119,6 +119,7 @@ class Inputs:
         out: list[str] = []
         if self.prompt is None:
             return out
+        spellings = tuple(self.codec.format.grammar.spellings)
         values: list[Any] = ["Paris", 'quo"te\\', "line\nbreak", "日本 😀", 3, -1.5e3, True, None, {"a": [1, {"b": "}"}]}, []]
         answers: list[dict[str, Any]] = [
             {"role": "assistant", "content": "Plain answer."},
@@ -154,7 +155,6 @@ class Inputs:
                     out.append(full[len(self.prompt) :])
                     break
                 shared = len(os.path.commonprefix([self.prompt, full]))
-                spellings = tuple(self.codec.format.grammar.spellings)
                 while shared and not self.prompt[:shared].endswith(spellings):
                     shared -= 1  # ("<think>" and "</think>" share a "<"): back to a delimiter's end
                 if shared and full[shared:]:

@@ -195,8 +195,6 @@ class DelimiterMatcher:
         leads = self._leads
         if not leads or end - pos < FIND_AHEAD:
             return self._regex.search(text, pos, end)
-        match = self._regex.match
-        slack = self._slack
         tried = pos  # every start before this was tried
         misses = 0
         while True:
@@ -207,11 +205,9 @@ class DelimiterMatcher:
                     at = found
             if at < 0:
                 return None
-            # A match holds one of the characters after at most ``slack`` whitespace.
-            for start in range(max(tried, at - slack), at + 1):
-                hit = match(text, start, end)
-                if hit is not None:
-                    return hit
+            hit = self._match_before(text, tried, at, end)
+            if hit is not None:
+                return hit
             tried = at + 1
             misses += 1
             if misses >= MAX_MISSES:
@@ -221,8 +217,6 @@ class DelimiterMatcher:
 
     def _find_by_leads(self, text: str, pos: int, end: int) -> re.Match[str] | None:
         """``find`` where the leads are common in the text (see ``__post_init__``)."""
-        match = self._regex.match
-        slack = self._slack
         searches = self._lead_searches
         tried = pos
         upcoming = [search(text, pos, end) for search in searches]
@@ -233,11 +227,9 @@ class DelimiterMatcher:
                     at = found.start()
             if at < 0:
                 return None
-            # A bare spelling starts at ``at``: the whole one may start up to ``slack`` before.
-            for start in range(max(tried, at - slack), at + 1):
-                hit = match(text, start, end)
-                if hit is not None:
-                    return hit
+            hit = self._match_before(text, tried, at, end)
+            if hit is not None:
+                return hit
             tried = at + 1  # (a spelling that needs whitespace before it, written without)
             upcoming = [
                 search(text, tried, end) if found is not None and found.start() < tried else found
@@ -245,6 +237,16 @@ class DelimiterMatcher:
             ]
         # Text thick with spellings written without the whitespace they need: one scan in C.
         return self._regex.search(text, tried, end)
+
+    def _match_before(self, text: str, tried: int, at: int, end: int) -> re.Match[str] | None:
+        """A spelling whose lead is at ``at``: it starts there or after up to ``slack``
+        whitespace characters before it (none before ``tried``, all tried already)."""
+        match = self._regex.match
+        for start in range(max(tried, at - self._slack), at + 1):
+            hit = match(text, start, end)
+            if hit is not None:
+                return hit
+        return None
 
     @property
     def pattern(self) -> re.Pattern[str]:

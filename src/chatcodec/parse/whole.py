@@ -56,15 +56,12 @@ _Find = Callable[[str, int, int], "re.Match[str] | None"]
 _Move = tuple[tuple[int, ...], _MatchAt, _Find, dict[str, str], str | None]
 
 
-def _call_head(name_keys: Iterable[str]) -> re.Pattern[str]:
-    """``{"name": "`` ... up to the name's string: the head of a call object, name first."""
-    names = "|".join(re.escape(key) for key in name_keys)
-    return re.compile(r'[ \t\n\r]*\{[ \t\n\r]*"(?:' + names + r')"[ \t\n\r]*:[ \t\n\r]*"')
-
-
-def _arguments_key(argument_keys: Iterable[str]) -> re.Pattern[str]:
-    keys = "|".join(re.escape(key) for key in argument_keys)
-    return re.compile(r'[ \t\n\r]*,[ \t\n\r]*"(?:' + keys + r')"[ \t\n\r]*:[ \t\n\r]*')
+def _member(before: str, keys: Iterable[str], after: str = "") -> re.Pattern[str]:
+    """``{"name": "`` and its kin: ``before`` (``{`` or ``,``), one of ``keys`` as a JSON key,
+    its colon, then ``after`` (``"`` where the value is a string read next), whitespace
+    allowed between them all."""
+    alternatives = "|".join(re.escape(key) for key in keys)
+    return re.compile(rf'[ \t\n\r]*{re.escape(before)}[ \t\n\r]*"(?:{alternatives})"[ \t\n\r]*:[ \t\n\r]*{after}')
 
 
 class WholeTextReader:
@@ -100,12 +97,12 @@ class WholeTextReader:
             return
         name_keys: tuple[str, ...] = options.get("name_keys", ("name",))  # type: ignore[assignment]
         argument_keys: tuple[str, ...] = options.get("argument_keys", ARGUMENT_KEYS)  # type: ignore[assignment]
-        self._head = _call_head(name_keys)
-        self._arguments = _arguments_key(argument_keys)
-        # The same members the other way round (Hermes 2 Pro's JSON-schema template writes
-        # ``{"arguments": {...}, "name": "f"}``).
-        self._arguments_head = _object_opening(argument_keys)
-        self._name_after = _name_member(name_keys)
+        # A call object, name first (``{"name": "``, then ``, "arguments": ``), or the other
+        # way round (Hermes 2 Pro's JSON-schema template writes ``{"arguments": {...}, "name": "f"}``).
+        self._head = _member("{", name_keys, '"')
+        self._arguments = _member(",", argument_keys)
+        self._arguments_head = _member("{", argument_keys)
+        self._name_after = _member(",", name_keys, '"')
         self._in_section = syntax is not None and syntax.in_section
         self._noncanonical = frozenset(syntax.noncanonical) if syntax is not None else frozenset()
         self._stepper = LalrStepper(self.grammar.tables[start])
@@ -372,18 +369,6 @@ class WholeTextReader:
         if not name or closing is None or (tools is not None and name not in tools):
             return None
         return name, text[opening.end() : value_end], closing.end()
-
-
-def _object_opening(argument_keys: Iterable[str]) -> re.Pattern[str]:
-    """``{"arguments":`` ...: the head of a call object that gives its arguments first."""
-    keys = "|".join(re.escape(key) for key in argument_keys)
-    return re.compile(r'[ \t\n\r]*\{[ \t\n\r]*"(?:' + keys + r')"[ \t\n\r]*:[ \t\n\r]*')
-
-
-def _name_member(name_keys: Iterable[str]) -> re.Pattern[str]:
-    """``, "name": "`` ... up to the name's string: the name after the arguments."""
-    names = "|".join(re.escape(key) for key in name_keys)
-    return re.compile(r'[ \t\n\r]*,[ \t\n\r]*"(?:' + names + r')"[ \t\n\r]*:[ \t\n\r]*"')
 
 
 def _end_of_value(text: str, start: int, stop: int) -> int:
