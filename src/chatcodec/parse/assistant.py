@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from typing import Any, Literal
 
 from chatcodec.parse.engine import STRAY, Piece
+from chatcodec.parse.json_scan import JsonWalk
 from chatcodec.errors import ParseError
 from chatcodec.events import (
     ContentDelta,
@@ -86,6 +87,8 @@ class AssistantAssembler:
         # A section opener (``<｜tool▁calls▁begin｜>``) waits for its first call: followed by
         # anything else, it was text. "real" once a call opened in it, "text" if it was text.
         self._section_hold: list[Piece] | None = None
+        # (call, terminal, member) whose value text the reader takes as written, as last asked
+        self._as_written: tuple[ToolCallBlock, str, str] | None = None
         self._section_state: str | None = None
         self._base = base
         self.silent = False
@@ -196,6 +199,38 @@ class AssistantAssembler:
             current[2] = begin + len(text)
         else:
             self._span(span_kind, start, start + len(text))
+        if self._events:
+            self._events.append(delta)
+            return self._take_events()
+        return [delta]
+
+    def handle_json_text(self, kind: str, text: str, start: int, walk: JsonWalk) -> list[Event]:
+        """``handle`` of text that continues a JSON body (``Engine.continue_text``; its walk has
+        scanned it): a delta inside a call's arguments goes straight to them, as written;
+        anything else takes the general way."""
+        call = self._call
+        events = walk.events
+        if call is None or len(events) != 1 or self.silent or start < self._base:
+            return self.handle((Piece(kind, text, start, json=walk),))
+        event = events[0]
+        if event.kind != "value_text" or len(event.text) != len(text):
+            return self.handle((Piece(kind, text, start, json=walk),))
+        # What the reader said of the last such delta holds until the member or the call
+        # changes (only the value's end, which is no such delta, changes its answer).
+        approved = self._as_written
+        if approved is None or approved[0] is not call or approved[1] != kind or approved[2] != event.key:
+            reader = self._reader
+            if reader is None or self._section_hold is not None or not reader.arguments_as_written(call, kind, walk, len(text)):
+                return self.handle((Piece(kind, text, start, json=walk),))
+            self._as_written = (call, kind, event.key)
+        walk.events = []
+        call.walk = walk
+        call.add_text(text, start)
+        if call.index is None or not self.keep_events:
+            self._tool_calls.arguments_text(call, text)
+            return self._take_events()
+        call.arguments_parts.append(text)
+        delta = ToolCallArgumentsDelta(call.index, text)
         if self._events:
             self._events.append(delta)
             return self._take_events()
@@ -485,8 +520,7 @@ class AssistantAssembler:
         elif piece.kind == "CONTENT":
             self._text(piece)
         elif call is not None:
-            call.raw.append(piece.text)
-            call.spans.append(("tool_call", piece.start, piece.end, None))
+            call.add_text(piece.text, piece.start)
             if self._reader is not None:
                 self._reader.text(call, piece)
         elif not self._ended:

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from chatcodec.errors import GrammarError
 from chatcodec.parse.grammar import JSON_READ, JSON_SHAPES, FamilyGrammar, StateInfo
 from chatcodec.parse.json_scan import JsonWalk
-from chatcodec.parse.lalr import rejected
 from chatcodec.parse.lexer import Found
 
 STRAY = "STRAY"  # free text where the grammar accepts none (e.g. after the end token)
@@ -53,14 +52,20 @@ class Engine:
             raise GrammarError(f"grammar {grammar.name!r} has no start symbol {start!r}")
         self.grammar = grammar
         self._start = start
-        self._parser = grammar.tables[start].parser()
+        self._stepper = grammar.stepper(start)
+        self._stack = self._stepper.initial  # the LALR state stack, stepped through a cache
         self._buffer = ""
         self._pos = 0  # index in _buffer of the first unconsumed character
         self._offset = 0  # absolute input position of _buffer[0]
-        self._run: str | None = None
-        self._json: JsonWalk | None = None  # the current run, when it is a JSON body
+        # The terminal of the run of free text the input is inside, if any, and the walk of
+        # its JSON, when the run is a JSON body (read by the stream; written here only).
+        self.run: str | None = None
+        self.json_body: JsonWalk | None = None
         self._run_fresh = False
         self._state_info: StateInfo | None = None
+        # The current state's search for characters a delimiter may start with (cached with
+        # the state's info).
+        self._first_chars: Callable[[str], object] | None = None
         self.closed = False
         # Given, it takes the pieces of a long text in batches while the text is read.
         self.sink: Callable[[list[Piece]], None] | None = None
@@ -72,43 +77,44 @@ class Engine:
 
     def accepts_end(self) -> bool:
         """Could the text end here (no block the grammar requires closing is open)?"""
-        return self._parser.accepts_end()
+        return self._stepper.accepts_end(self._stack)
 
     def continue_text(self, text: str) -> int:
-        """Take ``text`` whole as the continuation of the current run of plain text, if it is one.
+        """Take ``text`` whole as the continuation of the current run of free text, if it is one
+        (a JSON body's walk scans it).
 
         Returns where it starts in the input, or -1 (nothing taken: ``feed`` it) when a
-        delimiter could start in it, text is held back, the run is a JSON body or just began.
-        The common streaming delta then costs one regex search and no ``Piece``.
+        delimiter could start in it, text is held back, or the run just began. The common
+        streaming delta then costs one regex search and no ``Piece``.
         """
-        run = self._run
         if (
-            run is None
-            or self._json is not None
+            self.run is None
             or self._run_fresh
             or self._pos != len(self._buffer)
             or self.closed
             or not text
-            or self._info().matcher.first_chars.search(text) is not None
         ):
             return -1
+        search = self._first_chars
+        if search is None:
+            search = self._first_chars = self._info().matcher.first_chars.search
+        if search(text) is not None:
+            return -1
         start = self._offset + self._pos
-        self._offset = start + len(text)
+        end = start + len(text)
+        if self.json_body is not None:
+            self.json_body.scan(text, start, end)
+        self._offset = end
         self._buffer = ""
         self._pos = 0
         return start
-
-    @property
-    def run(self) -> str | None:
-        """The terminal of the run of free text the input is inside, if any."""
-        return self._run
 
     def feed(self, text: str) -> list[Piece]:
         if self.closed:
             raise ValueError("feed() after close()")
         if not text:
             return []
-        run = self._run
+        run = self.run
         if (
             run is not None
             and self._pos == len(self._buffer)
@@ -117,12 +123,12 @@ class Engine:
             # The common streaming case: nothing is held back and no delimiter can even start
             # in this delta, so all of it continues the current run.
             start = self._offset + self._pos
-            if self._json is not None:
-                self._json.scan(text, start, start + len(text))
+            if self.json_body is not None:
+                self.json_body.scan(text, start, start + len(text))
             self._offset = start + len(text)
             self._buffer = ""
             self._pos = 0
-            piece = Piece(run, text, start, run_start=self._run_fresh, json=self._json)
+            piece = Piece(run, text, start, run_start=self._run_fresh, json=self.json_body)
             self._run_fresh = False
             return [piece]
         # Only the held-back tail (shorter than the longest delimiter) is kept from before.
@@ -141,7 +147,7 @@ class Engine:
 
     def close(self) -> list[Piece]:
         out = self.settle()
-        self._run = None
+        self.run = None
         self.closed = True
         return out
 
@@ -151,7 +157,7 @@ class Engine:
         """The current parser state's lexing info (cached until the parser moves)."""
         info = self._state_info
         if info is None:
-            info = self.grammar.state_info(self._start, self._parser.state)
+            info = self.grammar.state_info(self._start, self._stack[-1])
             self._state_info = info
         return info
 
@@ -165,7 +171,7 @@ class Engine:
                 sink(out[:])
                 out.clear()
             info = self._info()
-            if self._run is None:
+            if self.run is None:
                 at = info.matcher.match_at(buffer, pos, end, final)
                 if at is True:
                     break  # could still become a delimiter: wait for more text
@@ -189,13 +195,13 @@ class Engine:
                 continue
             if found.start > pos:
                 self._text(out, buffer[pos : found.start], pos)
-            self._run = None
-            self._json = None
+            self.run = None
+            self.json_body = None
             pos = self._delimiter(out, buffer, found)
         self._pos = pos
 
     def _search(self, info: StateInfo, buffer: str, pos: int, end: int, final: bool) -> Found | int:
-        body = self._json
+        body = self.json_body
         if body is None:
             return info.matcher.search(buffer, pos, end, final)
         safe = self.grammar.json_safe_delimiters
@@ -222,56 +228,44 @@ class Engine:
     def _start_run(self, terminal: str | None, index: int) -> None:
         self._run_fresh = True
         if terminal is None:
-            self._run = STRAY
+            self.run = STRAY
             return
-        self._feed_token(terminal, "")
-        self._run = terminal
+        self._step(terminal)
+        self.run = terminal
         shape = JSON_SHAPES.get(terminal)
         if shape is not None:
-            self._json = JsonWalk(self._offset + index, shape, record=terminal in JSON_READ)
+            self.json_body = JsonWalk(self._offset + index, shape, record=terminal in JSON_READ)
 
     def _text(self, out: list[Piece], text: str, index: int) -> Piece:
         start = self._offset + index
-        body = self._json
+        body = self.json_body
         if body is not None:
             # The body is scanned through every character handed out, so a reader of this
             # piece finds all its members in the walk.
             body.scan(text, start, start + len(text))
-        piece = Piece(self._run or STRAY, text, start, run_start=self._run_fresh, json=body)
+        piece = Piece(self.run or STRAY, text, start, run_start=self._run_fresh, json=body)
         self._run_fresh = False
         out.append(piece)
         return piece
 
     def _delimiter(self, out: list[Piece], buffer: str, found: Found) -> int:
         text = buffer[found.start : found.end]
-        self._feed_token(found.terminal, text)
+        self._step(found.terminal)
         out.append(Piece(found.terminal, text, self._offset + found.start, delimiter=True, run_start=True))
         return found.end
 
     def _valid_here(self, terminal: str) -> bool:
         """Is a delimiter the state offers really valid after everything before it?
 
-        A shift always is. A reduce may not be: LALR merges lookaheads of look-alike states,
-        so the parser is tried on a copy first.
+        LALR merges the lookaheads of look-alike states, so a state may offer a terminal that
+        a reduction then rejects: the step (remembered per stack) says.
         """
-        if self._parser.shifts(terminal):
-            return True
-        # The answer depends on the whole state stack, which stays short (repetitions are
-        # left-recursive), so it is cached per stack.
-        key = (self._parser.stack(), terminal)
-        known = self.grammar.reduce_cache.get(key)
-        if known is not None:
-            return known
-        valid = self._parser.would_accept(terminal)
-        if len(self.grammar.reduce_cache) < 100_000:
-            self.grammar.reduce_cache[key] = valid
-        return valid
+        return self._stepper.accepts(self._stack, terminal)
 
-    def _feed_token(self, terminal: str, text: str) -> None:
+    def _step(self, terminal: str) -> None:
         self._state_info = None
-        try:
-            self._parser.feed(terminal, text)
-        except Exception as exc:  # pragma: no cover - a grammar bug, not bad input
-            if not rejected(exc):
-                raise
-            raise GrammarError(f"grammar {self.grammar.name!r} rejected {terminal} it offered: {exc}") from None
+        self._first_chars = None
+        after = self._stepper.step(self._stack, terminal)
+        if after is None:  # pragma: no cover - a grammar bug, not bad input
+            raise GrammarError(f"grammar {self.grammar.name!r} rejected {terminal} it offered")
+        self._stack = after

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 from chatcodec.parse.json_scan import Shape
-from chatcodec.parse.lalr import LalrTable, LarkGrammarError, PatternRE, PatternStr
+from chatcodec.parse.lalr import LalrStepper, LalrTable, LarkGrammarError, PatternRE, PatternStr
 from chatcodec.parse.lexer import LONG_SPELLING, DelimiterMatcher, GrammarError, spellings_of_pattern
 
 # Free-text terminals whose text is JSON (delimiters inside its strings are not delimiters), and
@@ -86,9 +86,16 @@ class FamilyGrammar:
         )
         self._states: dict[tuple[str, int], StateInfo] = {}
         self._literals: dict[str, str] = {}
-        # (state stack, delimiter) -> may the delimiter follow (see Engine._valid_here)
-        self.reduce_cache: dict[tuple[tuple[int, ...], str], bool] = {}
+        self._steppers: dict[str, LalrStepper] = {}
         self.completion_terminals = self._terminals_under("completion") if "completion" in starts else frozenset()
+
+    def stepper(self, start: str) -> LalrStepper:
+        """The parse table of a start symbol, stepped on state stacks (one per grammar, so the
+        steps it remembers serve every parse)."""
+        stepper = self._steppers.get(start)
+        if stepper is None:
+            stepper = self._steppers[start] = LalrStepper(self.tables[start])
+        return stepper
 
     def state_info(self, start: str, state: int) -> StateInfo:
         key = (start, state)

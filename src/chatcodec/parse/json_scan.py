@@ -38,6 +38,8 @@ def _structural(spelling: str) -> bool:
     return bool(spelling) and all(char in _STRUCTURAL for char in spelling)
 
 
+_NESTED = ("container", "string")  # value modes scanned for quotes and brackets
+
 Shape = Literal["object", "object_opened", "array", "array_opened", "value"]
 
 
@@ -88,9 +90,9 @@ class ValueScanner:
                 return None
             self.done = True
             return match.start()
-        return self._scan_nested(text, pos, stop)
+        return self.continue_nested(text, pos, stop)
 
-    def _scan_nested(self, text: str, pos: int, stop: int) -> int | None:
+    def continue_nested(self, text: str, pos: int, stop: int) -> int | None:
         while pos < stop:
             if self.escaped:
                 self.escaped = False
@@ -346,6 +348,16 @@ class JsonWalk:
             self._tracker.advance(text, pos, stop)
             self.pos = upto
             return
+        value = self._value
+        if value is not None and self.state == "value" and value.mode in _NESTED:
+            # The common streaming delta: more of a string or a container that was begun.
+            end = value.continue_nested(text, pos, stop)
+            if end is None:
+                if self.record:
+                    self.events.append(MemberEvent("value_text", self.key, text[pos:stop], element=self._element))
+                self.pos = upto
+                return
+            pos = self._value_read(text, pos, end, text_start, value)
         while pos < stop:
             state = self.state
             if state == "value":
@@ -462,6 +474,10 @@ class JsonWalk:
             return stop
         if begin >= 0 and value.has_parsed:
             self._jump_start, self._jump_end = text_start + begin, text_start + end
+        return self._value_read(text, pos, end, text_start, value)
+
+    def _value_read(self, text: str, pos: int, end: int, text_start: int, value: ValueScanner) -> int:
+        """The value being scanned ends at ``end`` (its text from ``pos`` was not handed on)."""
         if self.record and end > pos:
             self._emit(MemberEvent("value_text", self.key, text[pos:end], element=self._element))
         self._emit(MemberEvent("value_end", self.key, value=value, element=self._element))

@@ -85,7 +85,10 @@ class StreamParser:
         engine = self._engine
         start = engine.continue_text(text)
         if start >= 0:
-            return self._assembler.handle_text(engine.run or STRAY, text, start)
+            body = engine.json_body
+            if body is None:
+                return self._assembler.handle_text(engine.run or STRAY, text, start)
+            return self._assembler.handle_json_text(engine.run or STRAY, text, start, body)
         pieces = engine.feed(text)
         if self._pending:
             events, self._pending = self._pending, []

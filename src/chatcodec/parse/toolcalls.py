@@ -51,6 +51,19 @@ class ToolCallBlock:
     children: list[ToolCallBlock] = field(default_factory=list)  # the calls of a list block
     state: dict[str, Any] = field(default_factory=dict)  # what the syntax's reader keeps
 
+    def add_text(self, text: str, start: int) -> None:
+        """Free text of the block: kept, with its span (one span for a run of text, so that a
+        call streamed in thousands of deltas ends with a few spans, not thousands)."""
+        self.raw.append(text)
+        end = start + len(text)
+        spans = self.spans
+        if spans:
+            last = spans[-1]
+            if last[2] == start and last[0] == "tool_call":
+                spans[-1] = ("tool_call", last[1], end, None)
+                return
+        spans.append(("tool_call", start, end, None))
+
 
 Emit = Callable[[Event], None]
 Diagnose = Callable[[str, int, str], None]

@@ -28,7 +28,6 @@ from chatcodec.events import FinishReason
 from chatcodec.formats.base import Format
 from chatcodec.messages import ToolCall, assembled_call, assembled_message, new_tool_call_id
 from chatcodec.parse.grammar import FamilyGrammar
-from chatcodec.parse.lalr import LalrStepper
 from chatcodec.parse.readers import ARGUMENT_KEYS, NOT_A_NAME
 from chatcodec.parse.spans import Span
 from chatcodec.parse.stream import ParseResult
@@ -105,7 +104,7 @@ class WholeTextReader:
         self._name_after = _member(",", name_keys, '"')
         self._in_section = syntax is not None and syntax.in_section
         self._noncanonical = frozenset(syntax.noncanonical) if syntax is not None else frozenset()
-        self._stepper = LalrStepper(self.grammar.tables[start])
+        self._stepper = self.grammar.stepper(start)
         self._json_safe = self.grammar.json_safe_delimiters
         # The first set a delimiter is in says what it does (the order the engine tests them in).
         separator = frozenset({NAME_SEPARATOR}) if self._named_calls else frozenset()
