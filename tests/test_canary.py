@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import jinja2
 import lark
-import pytest
-from lark.exceptions import UnexpectedInput
 
-from chatcodec.parse.lalr import LalrTable
+from chatcodec.parse.lalr import LalrStepper, LalrTable
 
 GRAMMAR = """
 start: A b* C?
@@ -20,21 +18,22 @@ C: "c"
 """
 
 
-def test_lark_tables_and_interactive_parser() -> None:
+def test_lark_tables_and_the_stepper_over_them() -> None:
     table = LalrTable(GRAMMAR, "start")
     assert isinstance(table.states, dict) and table.states
     assert {t.name for t in table.terminals} == {"A", "B", "C"}
     assert table.rule_expansions()["b"] == [[("B", True)]]
-    parser = table.parser()
-    first = parser.state
-    assert parser.shifts("A") and not parser.would_accept("B")
-    parser.feed("A", "a")
-    assert parser.state != first and len(parser.stack()) == 2
-    assert parser.would_accept("B") and parser.would_accept("C") and parser.accepts_end()
-    parser.feed("B", "b")
-    assert not parser.shifts("C")  # C comes after reducing b
-    with pytest.raises(UnexpectedInput):
-        parser.feed("A", "a")
+    stepper = LalrStepper(table)
+    first = stepper.initial
+    assert stepper.accepts(first, "A") and not stepper.accepts(first, "B") and not stepper.accepts_end(first)
+    after_a = stepper.step(first, "A")
+    assert after_a is not None and len(after_a) == 2
+    assert stepper.accepts(after_a, "B") and stepper.accepts(after_a, "C") and stepper.accepts_end(after_a)
+    after_b = stepper.step(after_a, "B")
+    assert after_b is not None and stepper.accepts(after_b, "C")  # C comes after reducing b
+    assert stepper.step(after_b, "A") is None
+    after_c = stepper.step(after_b, "C")
+    assert after_c is not None and stepper.accepts_end(after_c) and not stepper.accepts(after_c, "B")
 
 
 def test_lark_version_is_in_the_tested_range() -> None:
