@@ -523,6 +523,29 @@ def test_ten_megabytes_in_one_character_deltas() -> None:
     assert events <= len(text) + 10  # at most one event per delta, plus the call's and finish
 
 
+@pytest.mark.parametrize("delta", ["abcd", ', "x"', "}, {"])
+def test_a_delta_inside_a_calls_arguments_costs_about_what_plain_text_does(delta: str) -> None:
+    """Streaming: most deltas of a tool call are inside its arguments, and go straight on to
+    them (no piece, no member-by-member reading), so such a delta costs at most twice the
+    function calls of a delta of reasoning, quotes and brackets included."""
+    codec = chatcodec.load("qwen3")
+    opened = '<think>\nabc </think>\n\n<tool_call>\n{"name": "f", "arguments": {"a": [{"b": "xy'
+
+    def per_delta(prefix: str, text: str, n: int = 1000) -> float:
+        parser = codec.stream()
+        parser.feed(prefix)
+        return work(lambda: [parser.feed(text) for _ in range(n)]) / n
+
+    prefix = opened if delta == "abcd" else opened + '"'  # inside a string, or just after one
+    plain = per_delta("<think>\nabc ", "abcd")
+    inside = per_delta(prefix, delta)
+    assert inside <= 2 * plain, (inside, plain)
+    parser = codec.stream()
+    events = parser.feed(prefix) + [event for _ in range(1000) for event in parser.feed(delta)]
+    arguments = "".join(event.text for event in events if isinstance(event, ToolCallArgumentsDelta))
+    assert arguments == prefix[prefix.index('{"a"') :] + delta * 1000
+
+
 # ---- the lexer looks at each character a bounded number of times -------------------------------
 
 

@@ -204,26 +204,26 @@ class AssistantAssembler:
             return self._take_events()
         return [delta]
 
-    def handle_json_text(self, kind: str, text: str, start: int, walk: JsonWalk) -> list[Event]:
-        """``handle`` of text that continues a JSON body (``Engine.continue_text``; its walk has
-        scanned it): a delta inside a call's arguments goes straight to them, as written;
-        anything else takes the general way."""
+    def handle_json_text(self, kind: str, text: str, start: int, walk: JsonWalk, key: str | None) -> list[Event]:
+        """``handle`` of text that continues a JSON body (``Engine.continue_text``). ``key``: the
+        member whose value all of it went on with (the walk recorded no event for it), else
+        None (the walk recorded what it found). A delta inside a call's arguments goes straight
+        to them, as written; anything else takes the general way."""
         call = self._call
-        events = walk.events
-        if call is None or len(events) != 1 or self.silent or start < self._base:
-            return self.handle((Piece(kind, text, start, json=walk),))
-        event = events[0]
-        if event.kind != "value_text" or len(event.text) != len(text):
+        if key is None or call is None or self.silent or start < self._base:
+            if key is not None:
+                walk.hand_back(key, text)
             return self.handle((Piece(kind, text, start, json=walk),))
         # What the reader said of the last such delta holds until the member or the call
         # changes (only the value's end, which is no such delta, changes its answer).
         approved = self._as_written
-        if approved is None or approved[0] is not call or approved[1] != kind or approved[2] != event.key:
+        if approved is None or approved[0] is not call or approved[1] != kind or approved[2] != key:
+            walk.hand_back(key, text)
             reader = self._reader
             if reader is None or self._section_hold is not None or not reader.arguments_as_written(call, kind, walk, len(text)):
                 return self.handle((Piece(kind, text, start, json=walk),))
-            self._as_written = (call, kind, event.key)
-        walk.events = []
+            walk.events = []
+            self._as_written = (call, kind, key)
         call.walk = walk
         call.add_text(text, start)
         if call.index is None or not self.keep_events:

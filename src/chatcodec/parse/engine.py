@@ -61,6 +61,10 @@ class Engine:
         # its JSON, when the run is a JSON body (read by the stream; written here only).
         self.run: str | None = None
         self.json_body: JsonWalk | None = None
+        # After ``continue_text`` in a JSON body: the member whose value all of the text went
+        # on with, which the walk recorded no event for (the taker hands the text on); None
+        # when the walk recorded what it found.
+        self.value_text_of: str | None = None
         self._run_fresh = False
         self._state_info: StateInfo | None = None
         # The current state's search for characters a delimiter may start with (cached with
@@ -83,7 +87,8 @@ class Engine:
         """Take ``text`` whole as the continuation of the current run of free text, if it is one
         (a JSON body's walk scans it).
 
-        Returns where it starts in the input, or -1 (nothing taken: ``feed`` it) when a
+        Returns where it starts in the input (see ``value_text_of``), or -1 (nothing taken:
+        ``feed`` it) when a
         delimiter could start in it, text is held back, or the run just began. The common
         streaming delta then costs one regex search and no ``Piece``.
         """
@@ -103,7 +108,7 @@ class Engine:
         start = self._offset + self._pos
         end = start + len(text)
         if self.json_body is not None:
-            self.json_body.scan(text, start, end)
+            self.value_text_of = self.json_body.continue_value(text, start, end)
         self._offset = end
         self._buffer = ""
         self._pos = 0

@@ -128,9 +128,14 @@ class ValueScanner:
         return None
 
 
+_CLOSER = {"{": "}", "[": "]", '"': '"'}
+
+
 def _try_decode(text: str, pos: int) -> tuple[object, int] | None:
     """A string or container read whole by the C decoder (it ends where its closing quote or
     bracket is, however the text arrived)."""
+    if text.find(_CLOSER[text[pos]], pos + 1) < 0:
+        return None  # not all here (a streamed delta): spare the decoder's exception
     try:
         return _decoder.raw_decode(text, pos)
     except (ValueError, RecursionError):
@@ -339,25 +344,45 @@ class JsonWalk:
     def scan(self, text: str, text_start: int, upto: int) -> None:
         """Examine the body up to absolute ``upto`` (characters of ``text``). A value the C
         decoder reads whole may take the walk past ``upto``."""
+        key = self.continue_value(text, text_start, upto)
+        if key is not None:
+            self.hand_back(key, text[: upto - text_start])
+
+    def continue_value(self, text: str, text_start: int, upto: int) -> str | None:
+        """``scan``, except where all of ``text`` (which starts where the walk stands) goes on
+        with the string or container being read, without ending it: that is the common
+        streaming delta, and the member's key is returned with no event recorded (the caller
+        hands the text on as the value's, or gives it back with ``hand_back``)."""
         pos = self.pos - text_start
         stop = upto - text_start
         if pos >= stop:
-            return
+            return None
         self.examined += stop - pos
         if self._tracker is not None:
             self._tracker.advance(text, pos, stop)
             self.pos = upto
-            return
+            return None
         value = self._value
         if value is not None and self.state == "value" and value.mode in _NESTED:
-            # The common streaming delta: more of a string or a container that was begun.
             end = value.continue_nested(text, pos, stop)
             if end is None:
+                self.pos = upto
+                if pos == 0:
+                    return self.key
                 if self.record:
                     self.events.append(MemberEvent("value_text", self.key, text[pos:stop], element=self._element))
-                self.pos = upto
-                return
+                return None
             pos = self._value_read(text, pos, end, text_start, value)
+        self._walk(text, text_start, pos, stop)
+        return None
+
+    def hand_back(self, key: str, text: str) -> None:
+        """Record the value text ``continue_value`` returned ``key`` for, as ``scan`` does."""
+        if self.record:
+            self.events.append(MemberEvent("value_text", key, text, element=self._element))
+
+    def _walk(self, text: str, text_start: int, pos: int, stop: int) -> None:
+        """Examine ``text[pos:stop]``, member by member."""
         while pos < stop:
             state = self.state
             if state == "value":

@@ -88,7 +88,7 @@ class StreamParser:
             body = engine.json_body
             if body is None:
                 return self._assembler.handle_text(engine.run or STRAY, text, start)
-            return self._assembler.handle_json_text(engine.run or STRAY, text, start, body)
+            return self._assembler.handle_json_text(engine.run or STRAY, text, start, body, engine.value_text_of)
         pieces = engine.feed(text)
         if self._pending:
             events, self._pending = self._pending, []
