@@ -41,30 +41,30 @@ class Format:
     # Why calls are not parsed, when they are not (for ``inspect``).
     calls_note: str | None = None
 
-    # -- the parts the readers ask about ----------------------------------------------------
+    # -- the parts the readers ask about (at every delimiter: built once) -------------------
 
-    @property
+    @cached_property
     def reasoning_open(self) -> frozenset[str]:
         return frozenset({"THINK_OPEN"}) if self.reasoning else frozenset()
 
-    @property
+    @cached_property
     def reasoning_close(self) -> frozenset[str]:
         return frozenset({"THINK_CLOSE"}) if self.reasoning else frozenset()
 
-    @property
+    @cached_property
     def call_open(self) -> frozenset[str]:
         return self.calls.call_open if self.calls else frozenset()
 
-    @property
+    @cached_property
     def call_close(self) -> frozenset[str]:
         return self.calls.call_close if self.calls else frozenset()
 
-    @property
+    @cached_property
     def section_open(self) -> frozenset[str]:
         """Delimiters that open a section of calls (DeepSeek's ``<｜tool▁calls▁begin｜>``)."""
         return frozenset({"CALLS_BEGIN"}) if self.calls else frozenset()
 
-    @property
+    @cached_property
     def section_close(self) -> frozenset[str]:
         return frozenset({"CALLS_END"}) if self.calls else frozenset()
 

@@ -48,6 +48,9 @@ NAME_SEPARATOR = "CALL_SEP"  # between a call's name and its arguments (DeepSeek
 _ID_TERMINALS = frozenset({"TOOL_ID", "ID_SEP", "NAME_SEP"})  # call ids in their own place: declined
 MOVES_CACHE_SIZE = 8192  # (parser stack, terminal) pairs remembered per format
 _UNKNOWN: Any = object()
+# ``_new_tuple(Span, (kind, start, end, name, index))`` is ``Span(...)`` without the
+# Python-level ``__new__`` of a named tuple (a parse makes one per delimiter and per run).
+_new_tuple: Any = tuple.__new__
 _JOIN: Any = object()  # read the prefill and the text joined
 _MatchAt = Callable[[str, int], "re.Match[str] | None"]
 _Find = Callable[[str, int, int], "re.Match[str] | None"]
@@ -215,7 +218,7 @@ class WholeTextReader:
                         return None
                     ended = True
                 if stop > base:
-                    spans.append(Span("delimiter", pos - base if pos > base else 0, stop - base, terminal, None))
+                    spans.append(_new_tuple(Span, ("delimiter", pos - base if pos > base else 0, stop - base, terminal, None)))
                 pos = stop
                 continue
             if prefill_first:
@@ -224,7 +227,7 @@ class WholeTextReader:
                 # Text where the grammar has none: only whitespace after the end, kept unparsed.
                 if not ended or whole[pos:].strip(_WS):
                     return None
-                spans.append(Span("unparsed", pos - base if pos > base else 0, end - base, None, None))
+                spans.append(_new_tuple(Span, ("unparsed", pos - base if pos > base else 0, end - base, None, None)))
                 break
             move = moves.get((stack, run), _UNKNOWN)
             if move is _UNKNOWN:
@@ -272,7 +275,7 @@ class WholeTextReader:
                         call_id = written
                 elif stop < json_end or whole[json_end:stop].strip(_WS):
                     return None  # text after the JSON value
-                spans.append(Span("tool_call", pos - base, stop - base, None, len(calls)))
+                spans.append(_new_tuple(Span, ("tool_call", pos - base, stop - base, None, len(calls))))
             elif stop > base:
                 kind = run
                 if run == "LEADING":
@@ -283,10 +286,10 @@ class WholeTextReader:
                     if section == "opened" and whole[pos:stop].strip():
                         return None  # a section opener followed by text is text
                     content.append(whole[pos if pos > base else base : stop])
-                    spans.append(Span("content", pos - base if pos > base else 0, stop - base, None, None))
+                    spans.append(_new_tuple(Span, ("content", pos - base if pos > base else 0, stop - base, None, None)))
                 else:
                     reasoning.append(whole[pos if pos > base else base : stop])
-                    spans.append(Span("reasoning", pos - base if pos > base else 0, stop - base, None, None))
+                    spans.append(_new_tuple(Span, ("reasoning", pos - base if pos > base else 0, stop - base, None, None)))
             pos = stop
         if in_call or section == "opened":
             return None
