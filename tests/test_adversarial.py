@@ -21,6 +21,7 @@ import sys
 import tracemalloc
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -523,6 +524,9 @@ def test_ten_megabytes_in_one_character_deltas() -> None:
     assert events <= len(text) + 10  # at most one event per delta, plus the call's and finish
 
 
+LLAMA_31 = Path(__file__).parent / "templates" / "Llama-3.1-8B-Instruct.jinja"
+
+
 @pytest.mark.parametrize("delta", ["abcd", ', "x"', "}, {"])
 def test_a_delta_inside_a_calls_arguments_costs_about_what_plain_text_does(delta: str) -> None:
     """Streaming: most deltas of a tool call are inside its arguments, and go straight on to
@@ -544,6 +548,28 @@ def test_a_delta_inside_a_calls_arguments_costs_about_what_plain_text_does(delta
     events = parser.feed(prefix) + [event for _ in range(1000) for event in parser.feed(delta)]
     arguments = "".join(event.text for event in events if isinstance(event, ToolCallArgumentsDelta))
     assert arguments == prefix[prefix.index('{"a"') :] + delta * 1000
+
+
+def test_a_delta_inside_a_json_string_skips_the_delimiter_search() -> None:
+    """Llama 3.1's calls are bare JSON objects, and inside one the grammar takes ``{`` and
+    `` {`` (the next call): a delta with a space or a brace could begin a delimiter. Inside a
+    string none can (a spelling there is text), so a delta of a string's text takes the short
+    way whatever it holds, and one that spells a delimiter stays text."""
+    codec = chatcodec.load(LLAMA_31, special_tokens={"bos_token": "<|begin_of_text|>", "eos_token": "<|eot_id|>"})
+    opened = '{"name": "f", "parameters": {"a": "x'
+
+    def per_delta(text: str, n: int = 1000) -> float:
+        parser = codec.stream()
+        parser.feed(opened)
+        return work(lambda: [parser.feed(text) for _ in range(n)]) / n
+
+    assert per_delta("a { ") <= 2 * per_delta("abcd")
+    parser = codec.stream()
+    events = parser.feed(opened) + [event for _ in range(200) for event in parser.feed("; {<|eot_id|>")]
+    events += parser.feed('"}}') + parser.close()
+    message = parser.message
+    assert [call.function.arguments for call in message.tool_calls or []] == ['{"a": "x' + "; {<|eot_id|>" * 200 + '"}']
+    assert parser.diagnostics == [] and message.content is None
 
 
 # ---- the lexer looks at each character a bounded number of times -------------------------------

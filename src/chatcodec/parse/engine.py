@@ -88,9 +88,9 @@ class Engine:
         (a JSON body's walk scans it).
 
         Returns where it starts in the input (see ``value_text_of``), or -1 (nothing taken:
-        ``feed`` it) when a
-        delimiter could start in it, text is held back, or the run just began. The common
-        streaming delta then costs one regex search and no ``Piece``.
+        ``feed`` it) when a delimiter could start in it (outside a JSON string: inside one,
+        every spelling is text), text is held back, or the run just began. The common streaming
+        delta then costs one regex search and no ``Piece``.
         """
         if (
             self.run is None
@@ -103,9 +103,9 @@ class Engine:
         search = self._first_chars
         if search is None:
             search = self._first_chars = self._info().matcher.first_chars.search
-        if search(text) is not None:
-            return -1
         start = self._offset + self._pos
+        if search(text) is not None and (self.json_body is None or not self.json_body.holds_in_string(start, text)):
+            return -1
         end = start + len(text)
         if self.json_body is not None:
             self.value_text_of = self.json_body.continue_value(text, start, end)

@@ -376,6 +376,21 @@ class JsonWalk:
         self._walk(text, text_start, pos, stop)
         return None
 
+    def holds_in_string(self, at: int, text: str) -> bool:
+        """Does ``text``, which starts at absolute ``at`` where the walk stands, go on with the
+        string literal being read, with no quote or backslash (so no delimiter begins in it:
+        a delimiter spelled inside a string is text)?"""
+        value = self._value
+        return (
+            self.pos == at
+            and value is not None
+            and value.in_string
+            and not value.escaped
+            and self.state == "value"
+            and self._tracker is None
+            and _STRING_SPECIAL.search(text) is None
+        )
+
     def hand_back(self, key: str, text: str) -> None:
         """Record the value text ``continue_value`` returned ``key`` for, as ``scan`` does."""
         if self.record:
