@@ -218,11 +218,10 @@ class AssistantAssembler:
         # changes (only the value's end, which is no such delta, changes its answer).
         approved = self._as_written
         if approved is None or approved[0] is not call or approved[1] != kind or approved[2] != key:
-            walk.hand_back(key, text)
             reader = self._reader
-            if reader is None or self._section_hold is not None or not reader.arguments_as_written(call, kind, walk, len(text)):
+            if reader is None or self._section_hold is not None or not reader.arguments_as_written(call, kind, key, walk):
+                walk.hand_back(key, text)
                 return self.handle((Piece(kind, text, start, json=walk),))
-            walk.events = []
             self._as_written = (call, kind, key)
         call.walk = walk
         call.add_text(text, start)

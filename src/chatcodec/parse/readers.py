@@ -43,24 +43,12 @@ class CallReader:
     def close(self, call: ToolCallBlock) -> None:
         """The block is about to be finished: write what the arguments still lack."""
 
-    def arguments_as_written(self, call: ToolCallBlock, kind: str, walk: JsonWalk, length: int) -> bool:
-        """Do the last ``length`` characters of a JSON body (free-text terminal ``kind``), which
-        ``walk`` has just scanned, go on with the call's arguments exactly as written, with no
-        other effect? Streaming asks, so that a delta inside the arguments takes a short way;
-        True only where ``text`` would do just that."""
+    def arguments_as_written(self, call: ToolCallBlock, kind: str, key: str, walk: JsonWalk) -> bool:
+        """Does text of a JSON body (free-text terminal ``kind``) that goes on with the value of
+        member ``key`` without ending it go on with the call's arguments exactly as written,
+        with no other effect? Streaming asks, so that a delta inside the arguments takes a
+        short way; True only where ``text`` would do just that."""
         return False
-
-
-def _inside_one_value(walk: JsonWalk, length: int) -> str | None:
-    """The key of the member whose value the walk's last ``length`` characters were all part
-    of, without ending it (None when they were anything else)."""
-    events = walk.events
-    if len(events) != 1:
-        return None
-    event = events[0]
-    if event.kind != "value_text" or len(event.text) != length:
-        return None
-    return event.key
 
 
 # -- JSON calls -----------------------------------------------------------------------------------
@@ -98,13 +86,11 @@ class JsonObjectReader(CallReader):
             self.member(call, event, piece.start)
         _after_the_value(call, piece, walk)
 
-    def arguments_as_written(self, call: ToolCallBlock, kind: str, walk: JsonWalk, length: int) -> bool:
+    def arguments_as_written(self, call: ToolCallBlock, kind: str, key: str, walk: JsonWalk) -> bool:
         # ``member`` of a value_text of the arguments member, once they are known not to be a
         # JSON string holding the arguments (that is decided by their first fragment).
-        key = _inside_one_value(walk, length)
         return (
-            key is not None
-            and key == call.arguments_key
+            key == call.arguments_key
             and not call.arguments_done
             and call.arguments_as_string is None
             and bool(call.arguments_parts or call.pending)
@@ -244,7 +230,7 @@ class JsonListReader(JsonObjectReader):
         for child in call.children:
             self._name_now(child, call.start)
 
-    def arguments_as_written(self, call: ToolCallBlock, kind: str, walk: JsonWalk, length: int) -> bool:
+    def arguments_as_written(self, call: ToolCallBlock, kind: str, key: str, walk: JsonWalk) -> bool:
         return False  # the members belong to the list's last element, not to the block
 
 
@@ -314,9 +300,9 @@ class NameThenArgumentsReader(CallReader):
         elif piece.kind == "TOOL_ARGUMENTS_REST":
             self._arguments_rest(call, piece)
 
-    def arguments_as_written(self, call: ToolCallBlock, kind: str, walk: JsonWalk, length: int) -> bool:
+    def arguments_as_written(self, call: ToolCallBlock, kind: str, key: str, walk: JsonWalk) -> bool:
         if kind == "TOOL_ARGUMENTS":
-            return _inside_one_value(walk, length) is not None
+            return True  # the body is the arguments' value
         if kind == "TOOL_ARGUMENTS_REST":
             # The body is sent as it stands, once its opening brace is.
             return walk.value_end < 0 and not call.arguments_done and bool(call.arguments_parts or call.pending)
