@@ -10,6 +10,7 @@ must decline, whose diagnostics only the general way gives.
 from __future__ import annotations
 
 import functools
+import json
 import random
 import re
 import sys
@@ -278,7 +279,7 @@ def test_parse_with_a_prefill_reads_as_a_stream_with_it(prefill: str) -> None:
     "arguments",
     [
         '{"note": "</tool_call> is the closing tag"}',  # the first delimiter is inside a string
-        '{"x": NaN, "y": -Infinity}',  # the json module takes these; pydantic-core's decoder does not
+        '{"x": NaN, "y": -Infinity}',  # the json module takes these
         '{"s": "\\ud800"}',  # a lone surrogate, escaped
         '{"deep": ' + "[" * 300 + "]" * 300 + "}",  # deeper than pydantic-core's decoder goes
         '{"k": 1, "k": 2}',
@@ -299,13 +300,27 @@ def test_call_bodies_the_quick_check_refuses_are_read_the_long_way(arguments: st
     assert not general.diagnostics
 
 
-def test_without_pydantic_cores_decoder_bodies_are_read_the_long_way(monkeypatch: pytest.MonkeyPatch) -> None:
-    import chatcodec.parse.whole as whole
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=12,
+)
+# What a model's broken JSON is made of: the grammar's own characters and the letters of its words.
+_JSON_CHARACTERS = st.sampled_from(list('{}[]:," \\\n\t0123456789.-+eEtruefalsnNIy\x00\x1fé😀') + ["\\u", "\\ud800"])
 
-    codec = chatcodec.load("qwen3")
-    text = "Sure.\n" + QWEN_CALL + "<|im_end|>"
-    with_decoder, general = _both(codec, text, None, fuzz.TOOLS)
-    monkeypatch.setattr(whole, "_from_json", None)
-    without, _ = _both(codec, text, None, fuzz.TOOLS)
-    assert with_decoder is not None and without is not None
-    assert _key(with_decoder) == _key(without) == _key(general)
+
+@settings(max_examples=400, deadline=None)
+@given(_JSON_VALUES, st.lists(st.tuples(st.integers(0, 400), st.integers(0, 3), _JSON_CHARACTERS), max_size=4))
+def test_the_quick_object_check_accepts_only_what_the_json_module_reads_as_an_object(
+    value: Any, edits: list[tuple[int, int, str]]
+) -> None:
+    from chatcodec.parse.whole import _is_json_object
+
+    text = json.dumps(value, ensure_ascii=False)
+    if isinstance(value, dict) and not edits:
+        assert _is_json_object(text)
+    for at, removed, inserted in edits:
+        at %= len(text) + 1
+        text = text[:at] + inserted + text[at + removed :]
+    if _is_json_object(text):
+        assert isinstance(json.loads(text), dict), text
