@@ -4,6 +4,7 @@ SGLang and llama.cpp. Every case is checked one-shot and in several chunkings.""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -443,3 +444,48 @@ def test_parser_state_follows_the_text() -> None:
     assert deepseek.state == "undecided"
     deepseek.feed("</think>")
     assert deepseek.state == "content" and deepseek.message.reasoning_content == "maybe reasoning"
+
+
+def test_tool_definitions_of_every_accepted_shape_give_the_same_names_and_schemas() -> None:
+    from types import MappingProxyType
+
+    from chatcodec.messages import Tool, parse_tools, tool_names_and_schemas
+
+    weather = {"type": "function", "function": {"name": "get_weather", "parameters": {
+        "type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}}}}
+    bare = {"name": "get_time", "description": "Now.", "parameters": {"type": "object", "properties": {"tz": {"type": "string"}}}}
+    no_parameters = {"type": "function", "function": {"name": "ping"}}
+    as_model = Tool.model_validate({"type": "function", "function": {"name": "as_model", "parameters": {
+        "properties": {"n": {"type": "number"}}}}})
+    read_only = MappingProxyType({"type": "function", "function": {"name": "read_only", "parameters": {"properties": []}}})
+    tools = ["by_name", weather, bare, no_parameters, as_model, read_only]
+    names, schemas = tool_names_and_schemas(tools)
+    assert names == ["by_name", "get_weather", "get_time", "ping", "as_model", "read_only"]
+    # The same as the validated definitions say, written out by hand:
+    assert schemas == {
+        "get_weather": {"city": {"type": "string"}, "days": {"type": "integer"}},
+        "get_time": {"tz": {"type": "string"}},
+        "ping": {},
+        "as_model": {"n": {"type": "number"}},
+        "read_only": {},  # properties that are not an object give no schemas
+    }
+    assert [tool.function.name for tool in parse_tools(tools[1:]) or []] == names[1:]
+    # Names alone, in any iterable:
+    assert tool_names_and_schemas(("a", "b")) == (["a", "b"], {})
+
+
+@pytest.mark.parametrize(
+    ("tools", "message"),
+    [
+        (["ok", {"type": "function", "function": {"name": ""}}], "tool 1: field 'function.name'"),
+        ([{"type": "function", "function": {"name": "ok"}}, 7], "tool 1: expected an object, got int"),
+        ({"type": "function", "function": {"name": "f"}}, "wrap the tool definition in a list"),
+        ("get_weather", "tools must be a list, not str"),
+    ],
+)
+def test_bad_tools_given_to_a_parser_are_named(tools: Any, message: str) -> None:
+    codec = chatcodec.load("qwen3")
+    with pytest.raises(chatcodec.InvalidMessageError, match=re.escape(message)):
+        codec.parse(qcall("ok", "{}"), tools=tools)
+    with pytest.raises(chatcodec.InvalidMessageError, match=re.escape(message)):
+        codec.stream(tools=tools)

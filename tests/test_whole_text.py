@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import chatcodec
-from chatcodec.codec import _tool_names
+from chatcodec.codec import _tool_digest
 from chatcodec.parse.spans import Span
 from chatcodec.parse.stream import ParseResult
 from chatcodec.parse.whole import WholeTextReader, whole_text_reader
@@ -50,7 +50,7 @@ def _both(
     """The fast path's result (None when it declines) and the general way's."""
     general = codec.stream(prompt, tools=tools, reasoning=reasoning).parse_whole(text)
     prefill, start = codec._start(prompt, reasoning, None)
-    names = _tool_names(tools)
+    names, _ = _tool_digest(tools)
     fast = whole_text_reader(codec.format, start).parse(text, prefill, frozenset(names) if names is not None else None)
     return fast, general
 

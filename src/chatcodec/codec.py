@@ -21,7 +21,15 @@ from chatcodec.formats.base import Format
 from chatcodec.formats.describe import describe
 from chatcodec.render.loading import TemplateSource, find_template, template_from_tokenizer
 from chatcodec.check.masks import RenderedConversation
-from chatcodec.messages import Message, Tool, parse_messages, parse_tools, plain_hf_messages, tool_dicts
+from chatcodec.messages import (
+    Message,
+    Tool,
+    parse_messages,
+    parse_tools,
+    plain_hf_messages,
+    tool_dicts,
+    tool_names_and_schemas,
+)
 from chatcodec.render.jinja import check_syntax, clock, render_source, template_needs
 from chatcodec.check.roundtrip import Loss, RoundTripReport, compare, text_loss
 from chatcodec.check.special_tokens import (
@@ -110,11 +118,12 @@ class Codec:
         the state it leaves, and none of it is part of the completion.
         """
         prefill, start = self._start(prompt, reasoning, prefill)
+        names, schemas = _tool_digest(tools)
         return StreamParser(
             self.family,
             prefill=prefill,
-            tools=_tool_names(tools),
-            schemas=_tool_schemas(tools),
+            tools=names,
+            schemas=schemas,
             strict=strict,
             start=start,
         )
@@ -158,14 +167,14 @@ class Codec:
         ``stream`` for the options)."""
         begin, start = self._start(prompt, reasoning, prefill)
         # Well-formed text of the common shape takes the fast path; it declines the rest.
-        names = _tool_names(tools)
+        names, schemas = _tool_digest(tools)
         reader = whole_text_reader(self.family, start)
         found = reader.parse(completion, begin, frozenset(names) if names is not None else None)
         if found is not None:
             return found
         # The rest: the engine, from the same start (tool names already read, not again).
         parser = StreamParser(
-            self.family, prefill=begin, tools=names, schemas=_tool_schemas(tools), strict=strict, start=start
+            self.family, prefill=begin, tools=names, schemas=schemas, strict=strict, start=start
         )
         return parser.parse_whole(completion)
 
@@ -431,31 +440,12 @@ class Codec:
         return RenderedConversation(text=text, messages=transcript.spans)
 
 
-def _tool_schemas(tools: Any) -> dict[str, dict[str, Any]] | None:
-    """Each tool's parameter schemas, by name (what converts non-JSON arguments to JSON)."""
+def _tool_digest(tools: Any) -> tuple[list[str] | None, dict[str, dict[str, Any]] | None]:
+    """The tools' names and parameter properties (see ``tool_names_and_schemas``); None, None
+    for no tools."""
     if tools is None:
-        return None
-    schemas: dict[str, dict[str, Any]] = {}
-    for tool in tools:
-        if isinstance(tool, str):
-            continue
-        for definition in parse_tools([tool]) or []:
-            parameters = definition.function.parameters or {}
-            properties = parameters.get("properties") if isinstance(parameters, dict) else None
-            schemas[definition.function.name] = properties if isinstance(properties, dict) else {}
-    return schemas
-
-
-def _tool_names(tools: Any) -> list[str] | None:
-    if tools is None:
-        return None
-    names = []
-    for tool in tools:
-        if isinstance(tool, str):
-            names.append(tool)
-        else:
-            names.extend(definition.function.name for definition in parse_tools([tool]) or [])
-    return names
+        return None, None
+    return tool_names_and_schemas(tools)
 
 
 class _no_context:

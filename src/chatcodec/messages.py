@@ -446,22 +446,64 @@ def _plain_tool_dicts(tools: Any) -> list[dict[str, Any]] | None:
         return None
     out: list[dict[str, Any]] = []
     for raw in tools:
-        if type(raw) is not dict:
+        plain = plain_tool_dict(raw)
+        if plain is None:
             return None
-        if "function" not in raw and "name" in raw:
-            raw = {"type": "function", "function": raw}  # a bare function schema
-        function = raw.get("function")
-        if type(function) is not dict or type(raw.get("type", "")) is not str:
-            return None
-        name = function.get("name")
-        description = function.get("description")
-        parameters = function.get("parameters")
-        if type(name) is not str or not name or (description is not None and type(description) is not str):
-            return None
-        if parameters is not None and (type(parameters) is not dict or not all(type(key) is str for key in parameters)):
-            return None
-        out.append(raw)
+        out.append(plain)
     return out
+
+
+def plain_tool_dict(raw: Any) -> dict[str, Any] | None:
+    """``raw`` as ``{"type": ..., "function": {...}}`` where it is a tool definition of the common
+    shape (a plain dict, a non-empty string name, a string description, a dict of parameters
+    with string keys), which ``Tool.model_validate`` would accept unchanged; else None."""
+    if type(raw) is not dict:
+        return None
+    if "function" not in raw and "name" in raw:
+        raw = {"type": "function", "function": raw}  # a bare function schema
+    function = raw.get("function")
+    if type(function) is not dict or type(raw.get("type", "")) is not str:
+        return None
+    name = function.get("name")
+    description = function.get("description")
+    parameters = function.get("parameters")
+    if type(name) is not str or not name or (description is not None and type(description) is not str):
+        return None
+    if parameters is not None and (type(parameters) is not dict or not all(type(key) is str for key in parameters)):
+        return None
+    return raw
+
+
+def tool_names_and_schemas(tools: Any) -> tuple[list[str], dict[str, dict[str, Any]]]:
+    """What a parser needs of a request's tools: their names, and each one's parameter
+    properties by name (what converts arguments written as text to JSON). Names may be given
+    as strings; definitions of the common shape are read without building models, the rest
+    are validated (and a bad one raises ``InvalidMessageError`` naming it)."""
+    if type(tools) is not list:
+        tools = _as_list(tools, "tools", "tool definition")
+    if set(map(type, tools)) == {str}:
+        return list(tools), {}  # names alone: what a server that knows its tools passes
+    names: list[str] = []
+    schemas: dict[str, dict[str, Any]] = {}
+    for index, tool in enumerate(tools):
+        if isinstance(tool, str):
+            names.append(tool)
+            continue
+        plain = plain_tool_dict(tool)
+        if plain is not None:
+            name = plain["function"]["name"]
+            parameters = plain["function"].get("parameters") or {}
+        else:
+            try:
+                definitions = parse_tools([tool]) or []
+            except InvalidMessageError as exc:
+                raise InvalidMessageError(str(exc).replace("tool 0", f"tool {index}", 1)) from None
+            name = definitions[0].function.name
+            parameters = definitions[0].function.parameters or {}
+        names.append(name)
+        properties = parameters.get("properties") if isinstance(parameters, dict) else None
+        schemas[name] = properties if isinstance(properties, dict) else {}
+    return names, schemas
 
 
 def _as_list(values: Any, what: str, item: str) -> list[Any]:
