@@ -51,7 +51,14 @@ def _both(
     general = codec.stream(prompt, tools=tools, reasoning=reasoning).parse_whole(text)
     prefill, start = codec._start(prompt, reasoning, None)
     names, _ = _tool_digest(tools)
-    fast = whole_text_reader(codec.format, start).parse(text, prefill, frozenset(names) if names is not None else None)
+    reader = whole_text_reader(codec.format, start)
+    fast = reader.parse(text, prefill, frozenset(names) if names is not None else None)
+    # What ``codec.parse`` reads, keeping no spans, decides the same.
+    bare = reader.parse(text, prefill, frozenset(names) if names is not None else None, spans=False)
+    assert (bare is None) == (fast is None)
+    if bare is not None and fast is not None:
+        assert bare.spans == []
+        assert _key(bare)[:3] == _key(fast)[:3]
     return fast, general
 
 
@@ -324,3 +331,17 @@ def test_the_quick_object_check_accepts_only_what_the_json_module_reads_as_an_ob
         text = text[:at] + inserted + text[at + removed :]
     if _is_json_object(text):
         assert isinstance(json.loads(text), dict), text
+
+
+def test_the_moves_a_reader_remembers_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    import chatcodec.parse.whole as whole
+
+    # Each DeepSeek call deepens the parser stack, so every call of a long text is a new move.
+    monkeypatch.setattr(whole, "MOVES_CACHE_SIZE", 40)
+    codec = chatcodec.load("deepseek")
+    reader = WholeTextReader(codec.format)
+    text = "<｜tool▁calls▁begin｜>" + DS_CALL * 60 + "<｜tool▁calls▁end｜>"
+    for _ in range(2):
+        read = reader.parse(text, "", None)
+        assert read is not None and len(read.message.tool_calls or []) == 60
+    assert len(reader._moves) <= 40 and reader._edges_kept <= 40

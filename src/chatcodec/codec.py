@@ -165,11 +165,25 @@ class Codec:
     ) -> ParseResult:
         """Parse a whole completion: the message, finish reason, diagnostics and spans (see
         ``stream`` for the options)."""
+        return self._parse(completion, prompt, tools, strict, reasoning, prefill, spans=True)
+
+    def _parse(
+        self,
+        completion: str,
+        prompt: str | None,
+        tools: ToolsInput | Sequence[str],
+        strict: bool,
+        reasoning: bool | None,
+        prefill: str | None,
+        *,
+        spans: bool,
+    ) -> ParseResult:
+        """``parse_detailed``; without ``spans`` a result of the fast path has none."""
         begin, start = self._start(prompt, reasoning, prefill)
         # Well-formed text of the common shape takes the fast path; it declines the rest.
         names, schemas = _tool_digest(tools)
         reader = whole_text_reader(self.family, start)
-        found = reader.parse(completion, begin, frozenset(names) if names is not None else None)
+        found = reader.parse(completion, begin, frozenset(names) if names is not None else None, spans=spans)
         if found is not None:
             return found
         # The rest: the engine, from the same start (tool names already read, not again).
@@ -189,8 +203,7 @@ class Codec:
         prefill: str | None = None,
     ) -> Message:
         """Parse a whole completion into an assistant message (see ``stream`` for the options)."""
-        result = self.parse_detailed(completion, prompt, tools=tools, strict=strict, reasoning=reasoning, prefill=prefill)
-        return result.message
+        return self._parse(completion, prompt, tools, strict, reasoning, prefill, spans=False).message
 
     def __repr__(self) -> str:
         return f"Codec({self.name!r})"

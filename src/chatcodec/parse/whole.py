@@ -58,8 +58,12 @@ _new_tuple: Any = tuple.__new__
 _JOIN: Any = object()  # read the prefill and the text joined
 _MatchAt = Callable[[str, int], "re.Match[str] | None"]
 _Find = Callable[[str, int, int], "re.Match[str] | None"]
-# A parser stack, and what its state looks for (see ``WholeTextReader._lexing_of``).
-_Move = tuple[tuple[int, ...], _MatchAt, _Find, dict[str, str], str | None]
+# A parser stack, what its state looks for (see ``WholeTextReader._lexing_of``), where each
+# spelling found there leads (``_Edge``, filled in as met; the key None holds the move after the
+# state's run of text), and that run's terminal.
+_Move = tuple[tuple[int, ...], _MatchAt, _Find, dict[Any, Any], str | None]
+# A delimiter's terminal, what it does to the message, and the parser after it.
+_Edge = tuple[str, int, _Move]
 
 
 def _member(before: str, keys: Iterable[str], after: str = "") -> re.Pattern[str]:
@@ -130,35 +134,47 @@ class WholeTextReader:
             for terminal in self.grammar.delimiters
         }
         initial = self._stepper.initial
-        self._start: _Move = (initial, *self._lexing_of(initial[-1]))
+        self._start: _Move = (initial, *self._lexing_of(initial[-1]), {}, self._run_of(initial[-1]))
         self._moves: dict[tuple[tuple[int, ...], str], _Move | None] = {}
+        self._edges_kept = 0
         self._longest = max(len(spelling) for spelling in self.grammar.spellings)
 
-    def parse(self, text: str, prefill: str, tools: frozenset[str] | None) -> ParseResult | None:
-        """The parse of ``text`` after ``prefill``, or None where only the general way reads it."""
+    def parse(
+        self, text: str, prefill: str, tools: frozenset[str] | None, *, spans: bool = True
+    ) -> ParseResult | None:
+        """The parse of ``text`` after ``prefill``, or None where only the general way reads it.
+        Without ``spans`` the result's spans are left empty (``codec.parse`` gives the message
+        alone, and a span per delimiter and run is much of the work on short text)."""
         if not self.usable:
             return None
+        kept: list[Span] | None = [] if spans else None
         if not prefill:
-            return self._read(text, text, 0, tools, prefill_first=False)
+            return self._read(text, text, 0, tools, kept, prefill_first=False)
         # The prefill's delimiters are read on a short head (the last may run on into the text:
         # "<think>" then "\n"), then the text itself, which is not copied. Only a run of text
         # that begins in the prefill needs the two joined.
-        read = self._read(prefill + text[: self._longest], text, len(prefill), tools, prefill_first=True)
+        read = self._read(prefill + text[: self._longest], text, len(prefill), tools, kept, prefill_first=True)
         if read is not _JOIN:
             return read  # type: ignore[no-any-return]
-        return self._read(prefill + text, text, len(prefill), tools, prefill_first=False)
+        return self._read(prefill + text, text, len(prefill), tools, [] if spans else None, prefill_first=False)
 
     def _read(
-        self, whole: str, text: str, base: int, tools: frozenset[str] | None, *, prefill_first: bool
+        self,
+        whole: str,
+        text: str,
+        base: int,
+        tools: frozenset[str] | None,
+        spans: list[Span] | None,
+        *,
+        prefill_first: bool,
     ) -> ParseResult | None | Any:
-        """Read ``whole``, whose completion ``text`` starts at ``base``. With ``prefill_first``,
-        ``whole`` is the prefill and the head of the text: once past the prefill the reading
-        goes on in ``text`` (``_JOIN`` if a run of text begins in the prefill)."""
+        """Read ``whole``, whose completion ``text`` starts at ``base``, into ``spans`` (if
+        kept). With ``prefill_first``, ``whole`` is the prefill and the head of the text: once
+        past the prefill the reading goes on in ``text`` (``_JOIN`` if a run of text begins in
+        the prefill)."""
         end = len(whole)
-        moves = self._moves
-        roles = self._roles
-        stack, match_at, find, accepted, run = self._start
-        spans: list[Span] = []
+        stack, match_at, find, edges, run = self._start
+        keep = spans is not None
         content: list[str] = []
         reasoning: list[str] = []
         calls: list[ToolCall] = []
@@ -179,17 +195,13 @@ class WholeTextReader:
             found = None
             if match is not None:
                 # A delimiter here, if the state takes it (else the general way says why not).
-                terminal = accepted.get(match.group())
-                if terminal is None:
+                edge = edges.get(match.group(), _UNKNOWN)
+                if edge is _UNKNOWN:
+                    edge = self._edge(stack, edges, match.group())
+                if edge is None:
                     return None
-                move = moves.get((stack, terminal), _UNKNOWN)
-                if move is _UNKNOWN:
-                    move = self._move(stack, terminal)
-                if move is None:
-                    return None
-                stack, match_at, find, accepted, run = move
+                terminal, role, (stack, match_at, find, edges, run) = edge
                 stop = match.end()
-                role = roles[terminal]
                 if in_call:
                     if role == CALL_CLOSE:
                         if call_name is None or call_arguments is None:
@@ -221,8 +233,8 @@ class WholeTextReader:
                     if in_reasoning:
                         return None
                     ended = True
-                if stop > base:
-                    spans.append(_new_tuple(Span, ("delimiter", pos - base if pos > base else 0, stop - base, terminal, None)))
+                if keep and stop > base:
+                    spans.append(_new_tuple(Span, ("delimiter", pos - base if pos > base else 0, stop - base, terminal, None)))  # type: ignore[union-attr]
                 pos = stop
                 continue
             if prefill_first:
@@ -231,14 +243,15 @@ class WholeTextReader:
                 # Text where the grammar has none: only whitespace after the end, kept unparsed.
                 if not ended or whole[pos:].strip(_WS):
                     return None
-                spans.append(_new_tuple(Span, ("unparsed", pos - base if pos > base else 0, end - base, None, None)))
+                if keep:
+                    spans.append(_new_tuple(Span, ("unparsed", pos - base if pos > base else 0, end - base, None, None)))  # type: ignore[union-attr]
                 break
-            move = moves.get((stack, run), _UNKNOWN)
+            move = edges.get(None, _UNKNOWN)
             if move is _UNKNOWN:
-                move = self._move(stack, run)
+                move = self._run_edge(stack, edges, run)
             if move is None:
                 return None
-            stack, match_at, find, accepted, _ = move
+            stack, match_at, find, edges, _ = move
             json_end = -1
             if run == "CONTENT" or run == "REASONING" or run == "LEADING":
                 if in_call:
@@ -279,21 +292,24 @@ class WholeTextReader:
                         call_id = written
                 elif stop < json_end or whole[json_end:stop].strip(_WS):
                     return None  # text after the JSON value
-                spans.append(_new_tuple(Span, ("tool_call", pos - base, stop - base, None, len(calls))))
+                if keep:
+                    spans.append(_new_tuple(Span, ("tool_call", pos - base, stop - base, None, len(calls))))  # type: ignore[union-attr]
             elif stop > base:
                 kind = run
                 if run == "LEADING":
                     # Text before anything tells: reasoning if a closing tag follows it.
-                    closing = found is not None and roles.get(accepted.get(found.group(), "")) == REASONING_CLOSE
+                    closing = found is not None and self._role_at(stack, found.group()) == REASONING_CLOSE
                     kind = "REASONING" if closing else "CONTENT"
                 if kind == "CONTENT":
                     if section == "opened" and whole[pos:stop].strip():
                         return None  # a section opener followed by text is text
                     content.append(whole[pos if pos > base else base : stop])
-                    spans.append(_new_tuple(Span, ("content", pos - base if pos > base else 0, stop - base, None, None)))
+                    if keep:
+                        spans.append(_new_tuple(Span, ("content", pos - base if pos > base else 0, stop - base, None, None)))  # type: ignore[union-attr]
                 else:
                     reasoning.append(whole[pos if pos > base else base : stop])
-                    spans.append(_new_tuple(Span, ("reasoning", pos - base if pos > base else 0, stop - base, None, None)))
+                    if keep:
+                        spans.append(_new_tuple(Span, ("reasoning", pos - base if pos > base else 0, stop - base, None, None)))  # type: ignore[union-attr]
             pos = stop
         if in_call or section == "opened":
             return None
@@ -305,22 +321,55 @@ class WholeTextReader:
             reason = "stop"
         joined = "".join(content)
         message = assembled_message(joined if joined or not calls else None, "".join(reasoning) or None, calls or None)
-        return ParseResult(message=message, finish_reason=reason, diagnostics=[], spans=spans, text=text)
+        return ParseResult(message=message, finish_reason=reason, diagnostics=[], spans=spans or [], text=text)
+
+    def _edge(self, stack: tuple[int, ...], edges: dict[Any, Any], spelling: str) -> _Edge | None:
+        """Where ``spelling`` found with parser ``stack`` leads, kept in the stack's ``edges``;
+        None if its state does not take it or the grammar rejects it there."""
+        terminal = self.grammar.state_info(self.start, stack[-1]).matcher.accepted.get(spelling)
+        move = None if terminal is None else self._move(stack, terminal)
+        edge = None if terminal is None or move is None else (terminal, self._roles[terminal], move)
+        self._remember(edges, spelling, edge)
+        return edge
+
+    def _run_edge(self, stack: tuple[int, ...], edges: dict[Any, Any], run: str) -> _Move | None:
+        """The parser after ``stack``'s run of text, kept in its ``edges`` under None."""
+        move = self._move(stack, run)
+        self._remember(edges, None, move)
+        return move
+
+    def _remember(self, edges: dict[Any, Any], key: str | None, where: Any) -> None:
+        # Parser stacks grow with the calls in a text: edges, like moves, are kept up to a
+        # bound, so a text of a million calls does not stay in memory after its parse.
+        if self._edges_kept < MOVES_CACHE_SIZE:
+            self._edges_kept += 1
+            edges[key] = where
+
+    def _role_at(self, stack: tuple[int, ...], spelling: str) -> int | None:
+        """What ``spelling`` would do to the message if found with parser ``stack``."""
+        terminal = self.grammar.state_info(self.start, stack[-1]).matcher.accepted.get(spelling)
+        return None if terminal is None else self._roles[terminal]
 
     def _move(self, stack: tuple[int, ...], terminal: str) -> _Move | None:
         """The parser after ``terminal`` and what its state looks for (remembered), or None if
         the grammar rejects it."""
+        known = self._moves.get((stack, terminal), _UNKNOWN)
+        if known is not _UNKNOWN:
+            return known  # type: ignore[no-any-return]
         after = self._stepper.step(stack, terminal)
-        move = None if after is None else (after, *self._lexing_of(after[-1]))
+        move = None if after is None else (after, *self._lexing_of(after[-1]), {}, self._run_of(after[-1]))
         if len(self._moves) < MOVES_CACHE_SIZE:
             self._moves[(stack, terminal)] = move
         return move
 
-    def _lexing_of(self, state: int) -> tuple[_MatchAt, _Find, dict[str, str], str | None]:
-        """What a parser state looks for: a spelling at a place, the first one in a stretch,
-        their terminals, and its run of text."""
-        info = self.grammar.state_info(self.start, state)
-        return info.matcher.pattern.match, info.matcher.find, info.matcher.accepted, info.free_text
+    def _lexing_of(self, state: int) -> tuple[_MatchAt, _Find]:
+        """What a parser state looks for: a spelling at a place, and the first one in a stretch."""
+        matcher = self.grammar.state_info(self.start, state).matcher
+        return matcher.pattern.match, matcher.find
+
+    def _run_of(self, state: int) -> str | None:
+        """The terminal of a parser state's run of text (None where it takes none)."""
+        return self.grammar.state_info(self.start, state).free_text
 
     def _call_object(
         self, text: str, pos: int, stop: int, tools: frozenset[str] | None
