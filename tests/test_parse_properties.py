@@ -199,6 +199,8 @@ _MATCHERS = {
     "two leads": (["[TOOL_CALLS]", "</s>", " [ARGS]"], ["<|im_end|>"]),
     # Spellings found only after whitespace: their bare form alone is a false start.
     "fences": (["\n```json\n", "\n```<|end|>", "</think>"], ["<｜tool▁sep｜>"]),
+    # A spelling of one lead holding one of another (DeepSeek V3's closing fence).
+    "nested": (["\n```<｜tool▁call▁end｜>", "```<｜tool▁call▁end｜>", "<｜tool▁call▁end｜>"], ["<think>"]),
 }
 
 

@@ -198,12 +198,14 @@ class DelimiterMatcher:
         tried = pos  # every start before this was tried
         misses = 0
         while True:
-            at = -1
+            # The first of the leads: each one is looked for only before the best so far, so
+            # a lead the text holds late or never is not scanned for to the end each time.
+            at = end
             for lead in leads:
-                found = text.find(lead, tried, end)
-                if found >= 0 and (at < 0 or found < at):
+                found = text.find(lead, tried, at)
+                if found >= 0:
                     at = found
-            if at < 0:
+            if at == end:
                 return None
             hit = self._match_before(text, tried, at, end)
             if hit is not None:
@@ -218,23 +220,22 @@ class DelimiterMatcher:
     def _find_by_leads(self, text: str, pos: int, end: int) -> re.Match[str] | None:
         """``find`` where the leads are common in the text (see ``__post_init__``)."""
         searches = self._lead_searches
+        longest = self._longest
         tried = pos
-        upcoming = [search(text, pos, end) for search in searches]
         for _ in range(MAX_MISSES):
-            at = -1
-            for found in upcoming:
-                if found is not None and (at < 0 or found.start() < at):
+            # As in ``find``: each lead's spellings are looked for only where one could begin
+            # before the best so far (and end after it: one spelling may hold another).
+            at = end
+            for search in searches:
+                found = search(text, tried, min(end, at + longest))
+                if found is not None and found.start() < at:
                     at = found.start()
-            if at < 0:
+            if at == end:
                 return None
             hit = self._match_before(text, tried, at, end)
             if hit is not None:
                 return hit
             tried = at + 1  # (a spelling that needs whitespace before it, written without)
-            upcoming = [
-                search(text, tried, end) if found is not None and found.start() < tried else found
-                for search, found in zip(searches, upcoming)
-            ]
         # Text thick with spellings written without the whitespace they need: one scan in C.
         return self._regex.search(text, tried, end)
 
