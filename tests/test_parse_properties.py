@@ -209,7 +209,7 @@ _MATCHERS = {
 def test_the_matchers_fast_find_is_the_regex_search(name: str, data: st.DataObject) -> None:
     # ``find`` looks for the spellings' first characters with str.find and tries the regex just
     # before each; it must give exactly the regex's own leftmost match, in text thick or thin
-    # with those characters (past 4 false starts each lead's own regex takes over).
+    # with those characters (past a couple of false starts each lead's own regex takes over).
     from chatcodec.parse.lexer import DelimiterMatcher
 
     accepted, others = _MATCHERS[name]
@@ -228,7 +228,7 @@ def test_the_matchers_fast_find_is_the_regex_search(name: str, data: st.DataObje
 @pytest.mark.parametrize("repeats", [3, 6, 12, 40])
 def test_the_fast_find_past_many_false_starts(repeats: int) -> None:
     # A backtick is a false start here, and so is a fence written without the newline its
-    # spelling needs: past 4 of each kind the search changes strategy twice.
+    # spelling needs: past a couple of each kind the search changes strategy twice.
     from chatcodec.parse.lexer import DelimiterMatcher
 
     accepted, others = _MATCHERS["fences"]

@@ -103,7 +103,7 @@ class Found:
 
 MAX_LEADS = 3  # characters looked for with str.find, at most
 FIND_AHEAD = 64  # shorter text is searched by the regex alone
-MAX_MISSES = 4  # candidates that were no delimiter before the leads' regexes take over
+MAX_MISSES = 2  # candidates that were no delimiter before the leads' regexes take over
 
 
 @dataclass
@@ -242,11 +242,12 @@ class DelimiterMatcher:
     def _match_before(self, text: str, tried: int, at: int, end: int) -> re.Match[str] | None:
         """A spelling whose lead is at ``at``: it starts there or after up to ``slack``
         whitespace characters before it (none before ``tried``, all tried already)."""
-        match = self._regex.match
-        for start in range(max(tried, at - self._slack), at + 1):
-            hit = match(text, start, end)
-            if hit is not None:
-                return hit
+        # One search over the few places such a spelling could start; one that starts past
+        # ``at`` is not taken (it may be cut short by the end of the search: the caller goes
+        # on looking after ``at``).
+        hit = self._regex.search(text, max(tried, at - self._slack), min(end, at + self._longest))
+        if hit is not None and hit.start() <= at:
+            return hit
         return None
 
     @property
