@@ -130,22 +130,26 @@ class Codec:
 
     def _start(self, prompt: str | None, reasoning: bool | None, prefill: str | None) -> tuple[str, str]:
         """The text a completion's parse starts after, and the grammar's start symbol."""
-        family = self.family
+        family = self._format or self.format
         if prefill is not None and prompt is not None:
             raise ValueError("give a prompt or a prefill, not both")
         if prefill is None:
             prefill = prompt_state(family, prompt).prefill if prompt is not None else ""
         if reasoning and not prefill:
-            opener = sorted(family.reasoning_open)
-            if not opener:
-                raise UnsupportedTemplateError(f"the {family.name} format has no reasoning blocks")
-            prefill = family.grammar.literal(opener[0])
+            prefill = self._reasoning_opener(family)
         start = "completion"
         if prompt is None and not prefill and reasoning is None and "completion_unprompted" in family.grammar.starts:
             # Nothing says whether the output opens with reasoning: the family's grammar reads
             # leading text as reasoning if a closing tag follows, else as content.
             start = "completion_unprompted"
         return prefill, start
+
+    def _reasoning_opener(self, family: Format) -> str:
+        """The tag that opens reasoning, as written (a parse told the reasoning is open)."""
+        opener = family.reasoning_opener
+        if opener is None:
+            raise UnsupportedTemplateError(f"the {family.name} format has no reasoning blocks")
+        return opener
 
     def prompt_state(self, prompt: str) -> PromptState:
         """Where ``prompt`` leaves the assistant's turn, which is where a completion's parse

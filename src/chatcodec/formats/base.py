@@ -48,6 +48,12 @@ class Format:
         return frozenset({"THINK_OPEN"}) if self.reasoning else frozenset()
 
     @cached_property
+    def reasoning_opener(self) -> str | None:
+        """The opening reasoning tag's spelling (the first of its terminals), None without one."""
+        opener = sorted(self.reasoning_open)
+        return self.grammar.literal(opener[0]) if opener else None
+
+    @cached_property
     def reasoning_close(self) -> frozenset[str]:
         return frozenset({"THINK_CLOSE"}) if self.reasoning else frozenset()
 

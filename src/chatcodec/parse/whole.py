@@ -252,34 +252,14 @@ class WholeTextReader:
             if move is None:
                 return None
             stack, match_at, find, edges, _ = move
-            json_end = -1
-            if run == "CONTENT" or run == "REASONING" or run == "LEADING":
-                if in_call:
-                    return None
-            elif not in_call or pos < base:
-                return None
-            elif run == "TOOL_CALL" and self._json_calls:
-                # The first delimiter ends the body unless it is inside one of its strings:
-                # then the body up to it is no JSON, and it is read again the long way.
-                found = find(whole, pos, end)
-                read = self._call_object(whole, pos, end if found is None else found.start(), tools)
-                if read is None:
-                    return None
-                call_name, call_arguments, json_end = read
-            elif run == "TOOL_ARGUMENTS" and call_name is not None:
-                found = find(whole, pos, end)
-                read_arguments = _arguments_value(whole, pos, end if found is None else found.start())
-                if read_arguments is None:
-                    return None
-                call_arguments, json_end = read_arguments
-            elif run != "TOOL_NAME" or call_name is not None:
-                return None
-            if found is None or json_end > found.start():
-                # A delimiter inside the JSON is in a string: text.
-                found = find(whole, json_end if json_end >= 0 and self._json_safe else pos, end)
-            stop = end if found is None else found.start()
             if in_call:
+                if pos < base:
+                    return None
                 if run == "TOOL_NAME":
+                    if call_name is not None:
+                        return None
+                    found = find(whole, pos, end)
+                    stop = end if found is None else found.start()
                     written = whole[pos:stop].strip()
                     call_name = written
                     if self._name_pattern is not None:
@@ -290,26 +270,51 @@ class WholeTextReader:
                         return None
                     if self._name_is_id:
                         call_id = written
-                elif stop < json_end or whole[json_end:stop].strip(_WS):
-                    return None  # text after the JSON value
+                else:
+                    # The first delimiter ends the body unless it is inside one of its strings:
+                    # then the body up to it is no JSON, and it is read again the long way.
+                    found = find(whole, pos, end)
+                    if run == "TOOL_ARGUMENTS" and call_name is not None:
+                        read_arguments = _arguments_value(whole, pos, end if found is None else found.start())
+                        if read_arguments is None:
+                            return None
+                        call_arguments, json_end = read_arguments
+                    elif run == "TOOL_CALL" and self._json_calls:
+                        read = self._call_object(whole, pos, end if found is None else found.start(), tools)
+                        if read is None:
+                            return None
+                        call_name, call_arguments, json_end = read
+                    else:
+                        return None
+                    if found is None or json_end > found.start():
+                        # A delimiter inside the JSON is in a string: text.
+                        found = find(whole, json_end if self._json_safe else pos, end)
+                    stop = end if found is None else found.start()
+                    if stop < json_end or whole[json_end:stop].strip(_WS):
+                        return None  # text after the JSON value
                 if keep:
                     spans.append(_new_tuple(Span, ("tool_call", pos - base, stop - base, None, len(calls))))  # type: ignore[union-attr]
-            elif stop > base:
-                kind = run
-                if run == "LEADING":
-                    # Text before anything tells: reasoning if a closing tag follows it.
-                    closing = found is not None and self._role_at(stack, found.group()) == REASONING_CLOSE
-                    kind = "REASONING" if closing else "CONTENT"
-                if kind == "CONTENT":
-                    if section == "opened" and whole[pos:stop].strip():
-                        return None  # a section opener followed by text is text
-                    content.append(whole[pos if pos > base else base : stop])
-                    if keep:
-                        spans.append(_new_tuple(Span, ("content", pos - base if pos > base else 0, stop - base, None, None)))  # type: ignore[union-attr]
-                else:
-                    reasoning.append(whole[pos if pos > base else base : stop])
-                    if keep:
-                        spans.append(_new_tuple(Span, ("reasoning", pos - base if pos > base else 0, stop - base, None, None)))  # type: ignore[union-attr]
+            elif run == "CONTENT" or run == "REASONING" or run == "LEADING":
+                found = find(whole, pos, end)
+                stop = end if found is None else found.start()
+                if stop > base:
+                    kind = run
+                    if run == "LEADING":
+                        # Text before anything tells: reasoning if a closing tag follows it.
+                        closing = found is not None and self._role_at(stack, found.group()) == REASONING_CLOSE
+                        kind = "REASONING" if closing else "CONTENT"
+                    if kind == "CONTENT":
+                        if section == "opened" and whole[pos:stop].strip():
+                            return None  # a section opener followed by text is text
+                        content.append(whole[pos if pos > base else base : stop])
+                        if keep:
+                            spans.append(_new_tuple(Span, ("content", pos - base if pos > base else 0, stop - base, None, None)))  # type: ignore[union-attr]
+                    else:
+                        reasoning.append(whole[pos if pos > base else base : stop])
+                        if keep:
+                            spans.append(_new_tuple(Span, ("reasoning", pos - base if pos > base else 0, stop - base, None, None)))  # type: ignore[union-attr]
+            else:
+                return None
             pos = stop
         if in_call or section == "opened":
             return None
