@@ -469,9 +469,12 @@ def plain_tool_dict(raw: Any) -> dict[str, Any] | None:
     parameters = function.get("parameters")
     if type(name) is not str or not name or (description is not None and type(description) is not str):
         return None
-    if parameters is not None and (type(parameters) is not dict or not all(type(key) is str for key in parameters)):
+    if parameters is not None and (type(parameters) is not dict or not _ONLY_STR.issuperset(map(type, parameters))):
         return None
     return raw
+
+
+_ONLY_STR = frozenset({str})
 
 
 def tool_names_and_schemas(tools: Any) -> tuple[list[str], dict[str, dict[str, Any]]]:
