@@ -134,7 +134,8 @@ class WholeTextReader:
             for terminal in self.grammar.delimiters
         }
         initial = self._stepper.initial
-        self._start: _Move = (initial, *self._lexing_of(initial[-1]), {}, self._run_of(initial[-1]))
+        match_at, find = self._lexing_of(initial[-1])
+        self._start: _Move = (initial, match_at, find, {}, self._run_of(initial[-1]))
         self._moves: dict[tuple[tuple[int, ...], str], _Move | None] = {}
         self._edges_kept = 0
         self._longest = max(len(spelling) for spelling in self.grammar.spellings)
@@ -362,7 +363,10 @@ class WholeTextReader:
         if known is not _UNKNOWN:
             return known  # type: ignore[no-any-return]
         after = self._stepper.step(stack, terminal)
-        move = None if after is None else (after, *self._lexing_of(after[-1]), {}, self._run_of(after[-1]))
+        move: _Move | None = None
+        if after is not None:
+            match_at, find = self._lexing_of(after[-1])
+            move = (after, match_at, find, {}, self._run_of(after[-1]))
         if len(self._moves) < MOVES_CACHE_SIZE:
             self._moves[(stack, terminal)] = move
         return move
