@@ -489,3 +489,21 @@ def test_bad_tools_given_to_a_parser_are_named(tools: Any, message: str) -> None
         codec.parse(qcall("ok", "{}"), tools=tools)
     with pytest.raises(chatcodec.InvalidMessageError, match=re.escape(message)):
         codec.stream(tools=tools)
+
+
+def test_plain_tool_definitions_are_read_without_building_models(monkeypatch: pytest.MonkeyPatch) -> None:
+    from chatcodec.messages import Tool
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a model was built for a plain definition")
+
+    monkeypatch.setattr(Tool, "model_validate", refuse)
+    tools = [{"type": "function", "function": {"name": name, "description": "d", "parameters": {
+        "type": "object", "properties": {"city": {"type": "string"}}}}} for name in ("get_weather", "get_time")]
+    codec = chatcodec.load("qwen3")
+    assert codec.parse(qcall("get_time", "{}"), tools=tools).tool_calls
+    assert codec.parse(qcall("other", "{}"), tools=tools).tool_calls is None
+    parser = codec.stream(tools=tools)
+    parser.feed(qcall("get_weather", '{"city": "Oslo"}'))
+    parser.close()
+    assert parser.message.tool_calls and parser.message.tool_calls[0].function.name == "get_weather"
