@@ -447,7 +447,7 @@ def _is_json_object(text: str) -> bool:
     accepts what the json module refuses; what it refuses and the json module takes, an escaped
     lone surrogate or nesting past its depth limit, is decoded the long way.)"""
     try:
-        _OBJECT_CHECK.validate_json(text)
+        _OBJECT_CHECK.validate_json(text.encode())
     except (ValueError, RecursionError):  # (a ValidationError is a ValueError)
         return False
     return True
