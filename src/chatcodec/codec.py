@@ -136,20 +136,15 @@ class Codec:
         if prefill is None:
             prefill = prompt_state(family, prompt).prefill if prompt is not None else ""
         if reasoning and not prefill:
-            prefill = self._reasoning_opener(family)
+            prefill = family.reasoning_opener
+            if prefill is None:
+                raise UnsupportedTemplateError(f"the {family.name} format has no reasoning blocks")
         start = "completion"
         if prompt is None and not prefill and reasoning is None and "completion_unprompted" in family.grammar.starts:
             # Nothing says whether the output opens with reasoning: the family's grammar reads
             # leading text as reasoning if a closing tag follows, else as content.
             start = "completion_unprompted"
         return prefill, start
-
-    def _reasoning_opener(self, family: Format) -> str:
-        """The tag that opens reasoning, as written (a parse told the reasoning is open)."""
-        opener = family.reasoning_opener
-        if opener is None:
-            raise UnsupportedTemplateError(f"the {family.name} format has no reasoning blocks")
-        return opener
 
     def prompt_state(self, prompt: str) -> PromptState:
         """Where ``prompt`` leaves the assistant's turn, which is where a completion's parse

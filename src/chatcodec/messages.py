@@ -411,20 +411,21 @@ def parse_tools(tools: Any) -> list[Tool] | None:
     if tools is None:
         return None
     tools = _as_list(tools, "tools", "tool definition")
-    result: list[Tool] = []
-    for index, raw in enumerate(tools):
-        if isinstance(raw, Tool):
-            result.append(raw)
-            continue
-        if not isinstance(raw, Mapping):
-            raise InvalidMessageError(f"tool {index}: expected an object, got {type(raw).__name__}")
-        try:
-            result.append(Tool.model_validate(raw))
-        except ValidationError as exc:
-            raise InvalidMessageError(_describe_validation_error(f"tool {index}", exc)) from None
-        except RecursionError:
-            raise InvalidMessageError(f"tool {index}: nested too deeply") from None
-    return result
+    return [_validated_tool(raw, index) for index, raw in enumerate(tools)]
+
+
+def _validated_tool(raw: Any, index: int) -> Tool:
+    """Tool definition ``raw``, the ``index``-th of its list, as a model (errors name it)."""
+    if isinstance(raw, Tool):
+        return raw
+    if not isinstance(raw, Mapping):
+        raise InvalidMessageError(f"tool {index}: expected an object, got {type(raw).__name__}")
+    try:
+        return Tool.model_validate(raw)
+    except ValidationError as exc:
+        raise InvalidMessageError(_describe_validation_error(f"tool {index}", exc)) from None
+    except RecursionError:
+        raise InvalidMessageError(f"tool {index}: nested too deeply") from None
 
 
 def tool_dicts(tools: Any) -> list[dict[str, Any]] | None:
@@ -497,12 +498,9 @@ def tool_names_and_schemas(tools: Any) -> tuple[list[str], dict[str, dict[str, A
             name = plain["function"]["name"]
             parameters = plain["function"].get("parameters") or {}
         else:
-            try:
-                definitions = parse_tools([tool]) or []
-            except InvalidMessageError as exc:
-                raise InvalidMessageError(str(exc).replace("tool 0", f"tool {index}", 1)) from None
-            name = definitions[0].function.name
-            parameters = definitions[0].function.parameters or {}
+            function = _validated_tool(tool, index).function
+            name = function.name
+            parameters = function.parameters or {}
         names.append(name)
         properties = parameters.get("properties") if isinstance(parameters, dict) else None
         schemas[name] = properties if isinstance(properties, dict) else {}

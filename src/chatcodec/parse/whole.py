@@ -58,7 +58,7 @@ _new_tuple: Any = tuple.__new__
 _JOIN: Any = object()  # read the prefill and the text joined
 _MatchAt = Callable[[str, int], "re.Match[str] | None"]
 _Find = Callable[[str, int, int], "re.Match[str] | None"]
-# A parser stack, what its state looks for (see ``WholeTextReader._lexing_of``), where each
+# A parser stack, what its state looks for (see ``WholeTextReader._move_to``), where each
 # spelling found there leads (``_Edge``, filled in as met; the key None holds the move after the
 # state's run of text), and that run's terminal.
 _Move = tuple[tuple[int, ...], _MatchAt, _Find, dict[Any, Any], str | None]
@@ -134,8 +134,7 @@ class WholeTextReader:
             for terminal in self.grammar.delimiters
         }
         initial = self._stepper.initial
-        match_at, find = self._lexing_of(initial[-1])
-        self._start: _Move = (initial, match_at, find, {}, self._run_of(initial[-1]))
+        self._start: _Move = self._move_to(initial)
         self._moves: dict[tuple[tuple[int, ...], str], _Move | None] = {}
         self._edges_kept = 0
         self._longest = max(len(spelling) for spelling in self.grammar.spellings)
@@ -332,9 +331,11 @@ class WholeTextReader:
     def _edge(self, stack: tuple[int, ...], edges: dict[Any, Any], spelling: str) -> _Edge | None:
         """Where ``spelling`` found with parser ``stack`` leads, kept in the stack's ``edges``;
         None if its state does not take it or the grammar rejects it there."""
-        terminal = self.grammar.state_info(self.start, stack[-1]).matcher.accepted.get(spelling)
-        move = None if terminal is None else self._move(stack, terminal)
-        edge = None if terminal is None or move is None else (terminal, self._roles[terminal], move)
+        terminal = self._terminal_at(stack, spelling)
+        edge: _Edge | None = None
+        if terminal is not None:
+            move = self._move(stack, terminal)
+            edge = None if move is None else (terminal, self._roles[terminal], move)
         self._remember(edges, spelling, edge)
         return edge
 
@@ -351,9 +352,13 @@ class WholeTextReader:
             self._edges_kept += 1
             edges[key] = where
 
+    def _terminal_at(self, stack: tuple[int, ...], spelling: str) -> str | None:
+        """The terminal ``spelling`` is with parser ``stack``, None if its state does not take it."""
+        return self.grammar.state_info(self.start, stack[-1]).matcher.accepted.get(spelling)
+
     def _role_at(self, stack: tuple[int, ...], spelling: str) -> int | None:
         """What ``spelling`` would do to the message if found with parser ``stack``."""
-        terminal = self.grammar.state_info(self.start, stack[-1]).matcher.accepted.get(spelling)
+        terminal = self._terminal_at(stack, spelling)
         return None if terminal is None else self._roles[terminal]
 
     def _move(self, stack: tuple[int, ...], terminal: str) -> _Move | None:
@@ -363,22 +368,16 @@ class WholeTextReader:
         if known is not _UNKNOWN:
             return known  # type: ignore[no-any-return]
         after = self._stepper.step(stack, terminal)
-        move: _Move | None = None
-        if after is not None:
-            match_at, find = self._lexing_of(after[-1])
-            move = (after, match_at, find, {}, self._run_of(after[-1]))
+        move = None if after is None else self._move_to(after)
         if len(self._moves) < MOVES_CACHE_SIZE:
             self._moves[(stack, terminal)] = move
         return move
 
-    def _lexing_of(self, state: int) -> tuple[_MatchAt, _Find]:
-        """What a parser state looks for: a spelling at a place, and the first one in a stretch."""
-        matcher = self.grammar.state_info(self.start, state).matcher
-        return matcher.pattern.match, matcher.find
-
-    def _run_of(self, state: int) -> str | None:
-        """The terminal of a parser state's run of text (None where it takes none)."""
-        return self.grammar.state_info(self.start, state).free_text
+    def _move_to(self, stack: tuple[int, ...]) -> _Move:
+        """The parser at ``stack``: what its state looks for (a spelling at a place, the first
+        one in a stretch), no edges yet, and its run of text's terminal."""
+        info = self.grammar.state_info(self.start, stack[-1])
+        return (stack, info.matcher.pattern.match, info.matcher.find, {}, info.free_text)
 
     def _call_object(
         self, text: str, pos: int, stop: int, tools: frozenset[str] | None
