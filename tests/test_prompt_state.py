@@ -3,6 +3,7 @@ a prefill, or inside a tool call the prompt opened, and gives the same result in
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -126,3 +127,46 @@ def test_prompt_states_of_other_formats(name: str) -> None:
     prompt = codec.render(QUESTION, add_generation_prompt=True)
     assert codec.prompt_state(prompt).state in ("content", "undecided")
     assert codec.parse("Sunny.", prompt).content == "Sunny."
+
+
+# Prefills as real prompts leave them: a think block opened, one closed, a tag held back, text,
+# a call the prompt opened or wrote whole.
+REMEMBERED_PREFILLS = {
+    "qwen3": ["<think>\n", "<think>\n\n</think>\n\n", "<think", "Sure: ", '<tool_call>\n{"name": "get_weather", "arguments": {"ci',
+              '<tool_call>\n{"name": "get_weather", "arguments": {}}\n</tool_call>\n'],
+    "deepseek": ["<think>", "</think>", "<think>Plan", "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"],
+    "llama3_hermes": ["<tool_call>", "Hello"],
+}
+REMEMBERED_COMPLETIONS = [
+    "",
+    "\nLet me think.</think>\n\nIt is sunny.",
+    'ty": "Paris"}}\n</tool_call>',
+    '"city": "Paris"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+    '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call><|im_end|>',
+    "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{}<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
+]
+
+
+@pytest.mark.parametrize("name", sorted(REMEMBERED_PREFILLS))
+def test_a_parser_built_from_the_remembered_prefill_state_reads_like_one_that_read_it(name: str) -> None:
+    """The state a prefill leaves is recorded once and given to later parsers: they must read
+    every completion exactly as a parser that read the prefill itself, and a prefill that leaves
+    a call or a diagnostic behind is read by every parser."""
+    from chatcodec.parse import prefilled
+
+    codec = chatcodec.load(name)
+    for prefill in REMEMBERED_PREFILLS[name]:
+        for completion in REMEMBERED_COMPLETIONS:
+            outcomes = []
+            for _ in range(3):  # unknown, then recorded, then taken from the record
+                parser = codec.stream(prefill=prefill, tools=["get_weather"])
+                events = [*parser.feed(completion), *parser.close()]
+                result = parser.result()
+                events = [dataclasses.replace(e, id="ID") if isinstance(e, ToolCallStart) else e for e in events]
+                outcomes.append((events, normalized(result.message), result.finish_reason, result.diagnostics, result.spans))
+            assert outcomes[1] == outcomes[0] == outcomes[2], (prefill, completion)
+        recorded = prefilled._KNOWN[(id(codec.format), "completion", prefill)]
+        # Only a prefill that leaves plain state behind is taken from the record: one that
+        # leaves a call open is not (a call the prompt wrote whole is the prompt's, and gone).
+        leaves_a_call_open = prefill.endswith(('{"ci', "<｜tool▁sep｜>{"))
+        assert (recorded is None) == leaves_a_call_open, prefill

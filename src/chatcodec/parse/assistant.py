@@ -96,6 +96,10 @@ class AssistantAssembler:
         # argument deltas are then let go as soon as the call ends.
         self.keep_events = True
 
+    def parts(self) -> list[object]:
+        """The objects holding the rest of its state: the calls read, and the syntax's reader."""
+        return [self._tool_calls] if self._reader is None else [self._tool_calls, self._reader]
+
     def start_after_prefill(self, base: int) -> None:
         """Forget what the prompt's prefill produced; positions now count from ``base``.
 

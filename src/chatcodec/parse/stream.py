@@ -16,6 +16,7 @@ from chatcodec.parse.engine import STRAY, Engine, Piece
 from chatcodec.events import Diagnostic, Event, FinishReason
 from chatcodec.formats.base import Format
 from chatcodec.messages import Message
+from chatcodec.parse.prefilled import start_after_prefill
 from chatcodec.parse.spans import Span
 
 BLOCK = 4096  # deltas between two joins of the text gathered so far
@@ -66,12 +67,7 @@ class StreamParser:
         if prefill:
             # The prompt's own opening of the assistant turn (``<think>``, a prefill): it sets
             # the state but is not part of the completion.
-            # A delimiter the prefill ends with may go on in the completion ("<think>" then
-            # "\n"), so what the engine holds back stays held: it is not settled here.
-            self._assembler.silent = True
-            self._assembler.handle(self._engine.feed(prefill))
-            self._assembler.silent = False
-            self._assembler.start_after_prefill(len(prefill))
+            start_after_prefill(family, start, prefill, self._engine, self._assembler)
 
     def feed(self, text: str) -> list[Event]:
         if self._closed:

@@ -1,0 +1,107 @@
+"""The state a prefill leaves a new parser in, read once per prompt tail.
+
+A server builds a parser per request, and requests for one model share the prompt's tail: the
+assistant header and the prefill after it (``<think>\\n``). Reading that prefill through the
+engine and the assembler is most of what building a parser costs. What reading it changed is
+recorded the first time, as attribute values of the engine and the assembler, and a later
+parser for the same prefill takes those values instead of reading it again.
+
+Only plain changes are recorded: immutable values (the parser stack, the held text, positions,
+flags) and the grammar's shared, cached state descriptions. A prefill that leaves anything else
+behind (a call, a diagnostic, text kept for later) is read by every parser, as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from types import BuiltinMethodType
+from typing import Any
+
+from chatcodec.formats.base import Format
+from chatcodec.parse.assistant import AssistantAssembler
+from chatcodec.parse.engine import Engine
+from chatcodec.parse.grammar import StateInfo
+
+# Values a new parser can share with the one that read the prefill: immutable ones, and the
+# grammar's cached state descriptions (and their bound regex methods), never written to.
+_SHAREABLE = (str, int, bool, float, tuple, frozenset, type(None), StateInfo, BuiltinMethodType)
+_CONTAINERS = (list, dict, set)
+MAX_PREFILLS = 1024  # (format, start symbol, prefill) states kept
+_MISSING: Any = object()
+
+# (format, what the prefill changes in the engine, in the assembler), or None where it changes
+# more than plain values.
+_Changes = tuple[Format, dict[str, Any], dict[str, Any]] | None
+_KNOWN: dict[tuple[int, str, str], _Changes] = {}
+
+
+def start_after_prefill(
+    family: Format, start: str, prefill: str, engine: Engine, assembler: AssistantAssembler
+) -> None:
+    """Put a fresh ``engine`` and ``assembler`` in the state reading ``prefill`` leaves (none of
+    it part of the completion)."""
+    key = (id(family), start, prefill)
+    known = _KNOWN.get(key, _MISSING)
+    if known is not _MISSING and (known is None or known[0] is family):
+        if known is not None:
+            engine.__dict__.update(known[1])
+            assembler.__dict__.update(known[2])
+            return
+        _read_prefill(prefill, engine, assembler)
+        return
+    watched = [_Snapshot(engine), _Snapshot(assembler)]
+    watched += [_Snapshot(part) for part in assembler.parts()]
+    _read_prefill(prefill, engine, assembler)
+    changes = [snapshot.changes() for snapshot in watched]
+    if len(_KNOWN) >= MAX_PREFILLS:
+        _KNOWN.clear()
+    if any(change is None for change in changes) or any(changes[2:]):
+        _KNOWN[key] = None
+    else:
+        _KNOWN[key] = (family, changes[0], changes[1])  # type: ignore[assignment]
+
+
+def _read_prefill(prefill: str, engine: Engine, assembler: AssistantAssembler) -> None:
+    # A delimiter the prefill ends with may go on in the completion ("<think>" then "\n"), so
+    # what the engine holds back stays held: it is not settled here.
+    assembler.silent = True
+    assembler.handle(engine.feed(prefill))
+    assembler.silent = False
+    assembler.start_after_prefill(len(prefill))
+
+
+class _Snapshot:
+    """An object's attributes before a change, to tell what the change did to them."""
+
+    def __init__(self, watched: object) -> None:
+        self._watched = watched
+        self._before = dict(vars(watched))
+        # Containers are compared by content too: the change may fill one in place.
+        self._contents = {key: _copy(value) for key, value in self._before.items() if isinstance(value, _CONTAINERS)}
+
+    def changes(self) -> dict[str, Any] | None:
+        """The attributes the change set, or None if it did more than set shareable values."""
+        changed: dict[str, Any] = {}
+        for key, value in vars(self._watched).items():
+            before = self._before.get(key, _MISSING)
+            if key in self._contents:
+                # A container, the same or a new one: a fresh object's own serves if the
+                # content is what it was.
+                if type(value) is not type(before) or self._contents[key] != value:
+                    return None
+                continue
+            if value is before:
+                continue
+            if not isinstance(value, _SHAREABLE) or (isinstance(value, tuple) and not _all_shareable(value)):
+                return None
+            changed[key] = value
+        return changed
+
+
+def _copy(container: Any) -> Any:
+    copier: Callable[[Any], Any] = type(container)
+    return copier(container)
+
+
+def _all_shareable(values: tuple[Any, ...]) -> bool:
+    return all(isinstance(value, _SHAREABLE) and (not isinstance(value, tuple) or _all_shareable(value)) for value in values)
