@@ -114,6 +114,25 @@ class Engine:
         self._pos = 0
         return start
 
+    def plain_run(self) -> Callable[[str], object] | None:
+        """Where the engine is inside a run of free text that is no JSON body and holds nothing
+        back: the search for the characters a delimiter may start with. A delta in which it
+        finds none continues the run whole (what ``continue_text`` takes; the caller then only
+        ``advance``s the engine). None elsewhere."""
+        if self.run is None or self._run_fresh or self._pos != len(self._buffer) or self.closed or self.json_body is not None:
+            return None
+        self._offset += self._pos
+        self._buffer = ""
+        self._pos = 0
+        search = self._first_chars
+        if search is None:
+            search = self._first_chars = self._info().matcher.first_chars.search
+        return search
+
+    def advance(self, length: int) -> None:
+        """Take ``length`` characters as more of the run ``plain_run`` found the engine in."""
+        self._offset += length
+
     def feed(self, text: str) -> list[Piece]:
         if self.closed:
             raise ValueError("feed() after close()")

@@ -7,7 +7,7 @@ engine's pieces to an ``AssistantAssembler``. Parsing a whole completion is one 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +20,9 @@ from chatcodec.parse.prefilled import start_after_prefill
 from chatcodec.parse.spans import Span
 
 BLOCK = 4096  # deltas between two joins of the text gathered so far
+LAST_OF_BLOCK = BLOCK - 1  # (the delta that completes a block takes the general way)
+# The short way for a delta of visible text: see ``StreamParser._plain_lane``.
+_Lane = tuple[Callable[[str], object], Callable[[str], None], type[Event], list[Any]]
 
 
 @dataclass
@@ -64,12 +67,25 @@ class StreamParser:
         self._chunks: list[str] = []
         self._chunk_blocks: list[str] = []  # every BLOCK chunks, joined
         self._closed = False
+        self._lane: _Lane | None = None
         if prefill:
             # The prompt's own opening of the assistant turn (``<think>``, a prefill): it sets
             # the state but is not part of the completion.
             start_after_prefill(family, start, prefill, self._engine, self._assembler)
 
     def feed(self, text: str) -> list[Event]:
+        lane = self._lane
+        if lane is not None and text and lane[0](text) is None:
+            # A delta of visible text with no character a delimiter may start with, in a run
+            # of it: straight into the message (what the general way below does with it).
+            chunks = self._chunks
+            if len(chunks) < LAST_OF_BLOCK:
+                chunks.append(text)
+                lane[1](text)
+                length = len(text)
+                lane[3][2] += length
+                self._engine.advance(length)
+                return [lane[2](text)]
         if self._closed:
             raise ValueError("feed() after close()")
         chunks = self._chunks
@@ -82,14 +98,28 @@ class StreamParser:
         start = engine.continue_text(text)
         if start >= 0:
             body = engine.json_body
-            if body is None:
-                return self._assembler.handle_text(engine.run or STRAY, text, start)
-            return self._assembler.handle_json_text(engine.run or STRAY, text, start, body, engine.value_text_of)
-        pieces = engine.feed(text)
-        if self._pending:
-            events, self._pending = self._pending, []
-            return events + self._assembler.handle(pieces)
-        return self._assembler.handle(pieces)
+            if body is not None:
+                # (Inside a JSON body there is no lane: ``_lane`` is None already.)
+                return self._assembler.handle_json_text(engine.run or STRAY, text, start, body, engine.value_text_of)
+            events = self._assembler.handle_text(engine.run or STRAY, text, start)
+        else:
+            pieces = engine.feed(text)
+            if self._pending:
+                events, self._pending = self._pending, []
+                events += self._assembler.handle(pieces)
+            else:
+                events = self._assembler.handle(pieces)
+        self._lane = None if engine.json_body is not None else self._plain_lane()
+        return events
+
+    def _plain_lane(self) -> _Lane | None:
+        """The short way for the next delta, where the parser is in a run of visible text (the
+        delimiter search, the message's list, the event type, the open span), or None."""
+        search = self._engine.plain_run()
+        if search is None:
+            return None
+        lane = self._assembler.plain_lane(self._engine.run or STRAY, self._engine.position)
+        return None if lane is None else (search, *lane)
 
     def _take_pieces(self, pieces: list[Piece]) -> None:
         self._pending += self._assembler.handle(pieces)
@@ -98,6 +128,7 @@ class StreamParser:
         if self._closed:
             return []
         self._closed = True
+        self._lane = None
         events = self._assembler.handle(self._engine.close())
         if self._pending:
             events, self._pending = self._pending + events, []
