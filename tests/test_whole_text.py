@@ -345,3 +345,80 @@ def test_the_moves_a_reader_remembers_are_bounded(monkeypatch: pytest.MonkeyPatc
         read = reader.parse(text, "", None)
         assert read is not None and len(read.message.tool_calls or []) == 60
     assert len(reader._moves) <= 40 and reader._edges_kept <= 40
+
+
+# What may stand in a call where its shape expects a name, an object or a delimiter.
+_SHAPE_PIECES = st.sampled_from(
+    ["}", "{", '"', "\\", "\n", " ", "x", ",", "<", "```", "é", "😀", "\\ud800", '"}', "}}", "{}", "[", "get_weather"]
+)
+
+
+def _calls_of(inputs: fuzz.Inputs) -> list[str]:
+    return [answer for answer in inputs.valid if "tool▁sep" in answer]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(["deepseek", "deepseek_r1"]), st.data())
+def test_calls_read_by_their_shape_read_as_the_general_way(name: str, data: st.DataObject) -> None:
+    """A call written where the last one read from the same parser state was is read by its
+    shape (two ``str.find``, no delimiter search). Around the shape's edges (the name, the
+    separator, the object's braces, the closing delimiter) the text may be anything: what the
+    shape reads must be what the general way reads."""
+    inputs = _inputs(name)
+    answers = _calls_of(inputs)
+    for answer in answers:  # the shapes are learned (the same texts, read again, use them)
+        _both(inputs.codec, answer, inputs.prompt_of.get(answer, inputs.prompt), fuzz.TOOLS)
+    answer = data.draw(st.sampled_from(answers))
+    first_call = answer.index("tool▁sep")
+    spellings = st.sampled_from(inputs.spellings) | _SHAPE_PIECES
+    for _ in range(data.draw(st.integers(1, 3))):
+        at = data.draw(st.integers(first_call, len(answer)))
+        answer = answer[:at] + data.draw(spellings) + answer[at:]
+    prompt = inputs.prompt_of.get(answer, inputs.prompt)
+    tools = data.draw(st.sampled_from([fuzz.TOOLS, None]))
+    general = inputs.codec.stream(prompt, tools=tools).parse_whole(answer)
+    prefill, start = inputs.codec._start(prompt, None, None)
+    names = frozenset(_tool_digest(tools)[0] or ()) if tools is not None else None
+    bare = whole_text_reader(inputs.codec.format, start).parse(answer, prefill, names, spans=False)
+    if bare is not None:
+        assert _key(bare)[:2] == _key(general)[:2]
+        assert not general.diagnostics
+
+
+def test_a_call_read_again_is_read_by_its_shape(monkeypatch: pytest.MonkeyPatch) -> None:
+    codec = chatcodec.load("deepseek")
+    text = "".join(
+        f"<｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{{\"city\": \"{city}\"}}<｜tool▁call▁end｜>" for city in ("Paris", "Oslo")
+    )
+    text = f"Sure.<｜tool▁calls▁begin｜>{text}<｜tool▁calls▁end｜>"
+    first = codec.parse(text, tools=["get_weather"])
+    shaped: list[Any] = []
+    original = WholeTextReader._call_by_shape
+
+    def spy(self: WholeTextReader, *args: Any) -> Any:
+        read = original(self, *args)
+        shaped.append(read)
+        return read
+
+    monkeypatch.setattr(WholeTextReader, "_call_by_shape", spy)
+    again = codec.parse(text, tools=["get_weather"])
+    assert shaped and all(read is not None for read in shaped)
+    assert [call.function.model_dump() for call in again.tool_calls or []] == [
+        call.function.model_dump() for call in first.tool_calls or []
+    ] == [{"name": "get_weather", "arguments": '{"city": "Paris"}'}, {"name": "get_weather", "arguments": '{"city": "Oslo"}'}]
+    assert again.content == "Sure."
+
+
+@pytest.mark.parametrize("name", ["deepseek", "qwen3"])
+def test_the_state_after_a_prefill_is_taken_up_again_only_where_the_text_starts_alike(name: str) -> None:
+    """``codec.parse`` remembers the state a prefill's delimiters leave, by the prefill and the
+    characters of the text its last delimiter could run on into (``<think>`` then ``\\n`` is one
+    delimiter): texts that differ there read differently, in any order."""
+    codec = chatcodec.load(name)
+    texts = ["\nR</think>C", "R</think>C", "\n\nR</think>C", "</think>C", "C"]
+    for prefill in ["<think>", "<think>\n", "<think>\n\n</think>\n\n", "</think>", "<"]:
+        for order in (texts, texts[::-1], texts + texts):
+            for text in order:
+                parsed = codec.parse(text, prefill=prefill)
+                streamed = codec.stream(prefill=prefill).parse_whole(text)
+                assert parsed.model_dump() == streamed.message.model_dump(), (prefill, text)

@@ -52,6 +52,9 @@ NAME_SEPARATOR = "CALL_SEP"  # between a call's name and its arguments (DeepSeek
 _ID_TERMINALS = frozenset({"TOOL_ID", "ID_SEP", "NAME_SEP"})  # call ids in their own place: declined
 MOVES_CACHE_SIZE = 8192  # (parser stack, terminal) pairs remembered per format
 _UNKNOWN: Any = object()
+_SHAPE: Any = object()  # the key of a call's shape among the edges of the parser after its opening
+MAX_SHAPED_NAME = 256  # a longer name is read the general way
+MAX_RESUMED = 1024  # states after a prefill kept per reader (by the prefill and the text's start)
 # ``_new_tuple(Span, (kind, start, end, name, index))`` is ``Span(...)`` without the
 # Python-level ``__new__`` of a named tuple (a parse makes one per delimiter and per run).
 _new_tuple: Any = tuple.__new__
@@ -64,6 +67,13 @@ _Find = Callable[[str, int, int], "re.Match[str] | None"]
 _Move = tuple[tuple[int, ...], _MatchAt, _Find, dict[Any, Any], str | None]
 # A delimiter's terminal, what it does to the message, and the parser after it.
 _Edge = tuple[str, int, _Move]
+# Where the reading goes on in the text after a prefill's delimiters, the parser there, and
+# whether they left it in reasoning, after the end, or in a section of calls.
+_Resumed = tuple[int, _Move, bool, bool, str]
+# A call's shape (``WholeTextReader._call_by_shape``): its separator and the match of the state
+# that reads it, "}" and its closing delimiter and the match of the state that reads that, and
+# the parser after the call.
+_Shape = tuple[str, _MatchAt, str, _MatchAt, _Move]
 
 
 def _member(before: str, keys: Iterable[str], after: str = "") -> re.Pattern[str]:
@@ -137,7 +147,23 @@ class WholeTextReader:
         self._start: _Move = self._move_to(initial)
         self._moves: dict[tuple[tuple[int, ...], str], _Move | None] = {}
         self._edges_kept = 0
+        self._resumed: dict[tuple[str, str], _Resumed] = {}  # by the prefill and the text's start
+        self._reaches: dict[str, int] = {}
         self._longest = max(len(spelling) for spelling in self.grammar.spellings)
+        # A call whose parts stand exactly where the last one's did is read by its shape (see
+        # ``_call_by_shape``): where no delimiter can begin inside JSON but within a string,
+        # none is made of whitespace alone, and the name is the whole text before the separator.
+        spellings = self.grammar.spellings
+        self._shapes = (
+            self._named_calls
+            and self._json_safe
+            and self._name_pattern is None
+            and not self._name_is_id
+            and all(spelling.strip(_WS) for spelling in spellings)
+        )
+        # A name made of these characters holds no delimiter, nor the start of one.
+        firsts = "".join(sorted({re.escape(spelling[0]) for spelling in spellings}))
+        self._plain_name = re.compile(rf"[^\s\[\]{{}}()<>\"',;{firsts}]+").fullmatch
 
     def parse(
         self, text: str, prefill: str, tools: frozenset[str] | None, *, spans: bool = True
@@ -153,7 +179,18 @@ class WholeTextReader:
         # The prefill's delimiters are read on a short head (the last may run on into the text:
         # "<think>" then "\n"), then the text itself, which is not copied. Only a run of text
         # that begins in the prefill needs the two joined.
-        read = self._read(prefill + text[: self._longest], text, len(prefill), tools, kept, prefill_first=True)
+        key = None
+        if not spans:
+            # The state the prefill's delimiters leave depends on the prefill and on the few
+            # characters of the text the last of them may run on into.
+            reach = self._reaches.get(prefill)
+            if reach is None:
+                reach = self._reach(prefill)
+            key = (prefill, text[:reach])
+            resumed = self._resumed.get(key)
+            if resumed is not None:
+                return self._read(text, text, 0, tools, None, prefill_first=False, resumed=resumed)
+        read = self._read(prefill + text[: self._longest], text, len(prefill), tools, kept, prefill_first=True, key=key)
         if read is not _JOIN:
             return read  # type: ignore[no-any-return]
         return self._read(prefill + text, text, len(prefill), tools, [] if spans else None, prefill_first=False)
@@ -167,11 +204,14 @@ class WholeTextReader:
         spans: list[Span] | None,
         *,
         prefill_first: bool,
+        resumed: _Resumed | None = None,
+        key: tuple[str, str] | None = None,
     ) -> ParseResult | None | Any:
         """Read ``whole``, whose completion ``text`` starts at ``base``, into ``spans`` (if
         kept). With ``prefill_first``, ``whole`` is the prefill and the head of the text: once
         past the prefill the reading goes on in ``text`` (``_JOIN`` if a run of text begins in
-        the prefill)."""
+        the prefill). The state the prefill's delimiters leave is remembered under ``key``,
+        and a later read with the same key starts from it (``resumed``)."""
         end = len(whole)
         stack, match_at, find, edges, run = self._start
         keep = spans is not None
@@ -186,8 +226,14 @@ class WholeTextReader:
         pos = 0
         # A delimiter the search of a run found where the run ends (read next, not looked for again).
         found: re.Match[str] | None = None
+        if resumed is not None:
+            pos, (stack, match_at, find, edges, run), in_reasoning, ended, section = resumed
         while True:
             if prefill_first and pos >= base:
+                if key is not None and len(self._resumed) < MAX_RESUMED:
+                    # Past the prefill: nothing is in the message yet (text in the prefill is
+                    # read the joined way), so this is all its delimiters decide.
+                    self._resumed[key] = (pos - base, (stack, match_at, find, edges, run), in_reasoning, ended, section)
                 whole, pos, base, end, prefill_first = text, pos - base, 0, len(text), False
             if pos >= end:
                 break
@@ -217,6 +263,14 @@ class WholeTextReader:
                         return None
                     if section:
                         section = "calls"
+                    if self._named_calls and not keep and not prefill_first:
+                        # The common case, read in one go: a name, its separator, the
+                        # arguments, the closing delimiter.
+                        named = self._calls_in_a_row(whole, stop, end, (stack, match_at, find, edges, run), tools)
+                        if named is not None:
+                            pos, (stack, match_at, find, edges, run), read_calls = named
+                            calls += read_calls
+                            continue
                     in_call = True
                     call_name = call_arguments = call_id = None
                 elif role == SECTION_OPEN:
@@ -327,6 +381,160 @@ class WholeTextReader:
         joined = "".join(content)
         message = assembled_message(joined if joined or not calls else None, "".join(reasoning) or None, calls or None)
         return ParseResult(message=message, finish_reason=reason, diagnostics=[], spans=spans or [], text=text)
+
+    def _reach(self, prefill: str) -> int:
+        """How far into the text a delimiter that begins in ``prefill`` may run on (remembered)."""
+        reach = 0
+        for start in range(len(prefill)):
+            rest = prefill[start:]
+            for spelling in self.grammar.spellings:
+                if len(spelling) > len(rest) and spelling.startswith(rest):
+                    reach = max(reach, len(spelling) - len(rest))
+        if len(self._reaches) < MAX_RESUMED:
+            self._reaches[prefill] = reach
+        return reach
+
+    def _calls_in_a_row(
+        self, text: str, pos: int, end: int, move: _Move, tools: frozenset[str] | None
+    ) -> tuple[int, _Move, list[ToolCall]] | None:
+        """Calls of a named-call syntax from just after the first one's opening delimiter (the
+        parser at ``move``), one after another while the next opens where the last closed.
+        Returns where the last call read ends, the parser there and the calls; None when not
+        even the first is read (nothing is: ``_read`` reads it its own way, and so any call
+        after the last one returned)."""
+        calls: list[ToolCall] = []
+        done: tuple[int, _Move] | None = None
+        while True:
+            shape = move[3].get(_SHAPE) if self._shapes else None
+            read = None if shape is None else self._call_by_shape(text, pos, shape, tools)
+            if read is None:
+                read = self._named_call(text, pos, end, move, tools)
+                if read is None:
+                    break
+            pos, move, call = read
+            calls.append(call)
+            done = (pos, move)
+            # Another call opening right here?
+            stack, match_at, _, edges, _ = move
+            opened = match_at(text, pos)
+            if opened is None:
+                break
+            spelling = opened.group()
+            edge = edges.get(spelling, _UNKNOWN)
+            if edge is _UNKNOWN:
+                edge = self._edge(stack, edges, spelling)
+            if edge is None or edge[1] != CALL_OPEN:
+                break
+            pos, move = opened.end(), edge[2]
+        if done is None:
+            return None
+        return done[0], done[1], calls
+
+    def _call_by_shape(
+        self, text: str, pos: int, shape: _Shape, tools: frozenset[str] | None
+    ) -> tuple[int, _Move, ToolCall] | None:
+        """A call written as the last one read from the same parser state was: the name, the
+        same separator right after it, a JSON object right after that, the same closing
+        delimiter right after the object. Two ``str.find``, no delimiter search: no delimiter
+        can begin inside such a name, nor inside the object but within a string (which the
+        general way skips too), and the separator and the closing delimiter are checked to be
+        what the state's own matcher reads there. None for anything else."""
+        separator, separator_at, closing, closing_at, after_call = shape
+        at = text.find(separator, pos, pos + MAX_SHAPED_NAME)
+        if at < 0:
+            return None
+        name = text[pos:at]
+        if self._plain_name(name) is None or (tools is not None and name not in tools):
+            return None
+        matched = separator_at(text, at)
+        start = at + len(separator)
+        if matched is None or matched.end() != start:
+            return None  # a longer delimiter begins there
+        brace = text.find(closing, start)
+        if brace < 0 or text[start : start + 1] != "{":
+            return None
+        arguments = text[start : brace + 1]
+        matched = closing_at(text, brace + 1)
+        if matched is None or matched.end() != brace + len(closing) or not _is_json_object(arguments):
+            return None
+        return brace + len(closing), after_call, assembled_call(new_tool_call_id(), name, arguments)
+
+    def _named_call(
+        self, text: str, pos: int, end: int, move: _Move, tools: frozenset[str] | None
+    ) -> tuple[int, _Move, ToolCall] | None:
+        """A call of a named-call syntax from just after its opening delimiter (the parser at
+        ``move``): its name, the separator, its arguments and the closing delimiter, read as
+        ``_read`` reads them one by one. Returns where the call ends, the parser there and the
+        call; None (nothing read) for anything else, which ``_read`` then reads its own way.
+        A call whose parts stand right next to each other leaves its shape with ``move``."""
+        stack, match_at, _, edges, run = move
+        if run != "TOOL_NAME" or match_at(text, pos) is not None:
+            return None
+        first_edges = edges
+        after_name = edges.get(None, _UNKNOWN)
+        if after_name is _UNKNOWN:
+            after_name = self._run_edge(stack, edges, run)
+        if after_name is None:
+            return None
+        # The name's run, searched for its end as the parser after it searches.
+        stack, separator_at, find, edges, run = after_name
+        found = find(text, pos, end)
+        if found is None:
+            return None
+        written = text[pos : found.start()].strip()
+        name = written
+        if self._name_pattern is not None:
+            named = self._name_pattern.match(written)
+            if named is not None:
+                name = named.group("name")
+        if not name or NOT_A_NAME.search(name) or (tools is not None and name not in tools):
+            return None
+        adjacent = found.start() - pos == len(written)  # nothing around the name
+        # The separator, then the arguments' run.
+        separator = found.group()
+        edge = edges.get(separator, _UNKNOWN)
+        if edge is _UNKNOWN:
+            edge = self._edge(stack, edges, separator)
+        if edge is None or edge[1] != NAME_DONE:
+            return None
+        stack, match_at, _, edges, run = edge[2]
+        start = found.end()
+        if run != "TOOL_ARGUMENTS" or match_at(text, start) is not None:
+            return None
+        after_arguments = edges.get(None, _UNKNOWN)
+        if after_arguments is _UNKNOWN:
+            after_arguments = self._run_edge(stack, edges, run)
+        if after_arguments is None:
+            return None
+        stack, closing_at, find, edges, run = after_arguments
+        found = find(text, start, end)
+        read = _arguments_value(text, start, end if found is None else found.start())
+        if read is None:
+            return None
+        arguments, json_end = read
+        if found is None or json_end > found.start():
+            # A delimiter inside the JSON is in a string: text.
+            found = find(text, json_end if self._json_safe else start, end)
+        if found is None or found.start() < json_end or text[json_end : found.start()].strip(_WS):
+            return None
+        # The closing delimiter.
+        closing = found.group()
+        edge = edges.get(closing, _UNKNOWN)
+        if edge is _UNKNOWN:
+            edge = self._edge(stack, edges, closing)
+        if edge is None or edge[1] != CALL_CLOSE:
+            return None
+        if (
+            self._shapes
+            and _SHAPE not in first_edges
+            and adjacent
+            and json_end - len(arguments) == start
+            and found.start() == json_end
+            and self._plain_name(name) is not None
+        ):
+            self._remember(first_edges, _SHAPE, (separator, separator_at, "}" + closing, closing_at, edge[2]))
+        call_id = written if self._name_is_id else new_tool_call_id()
+        return found.end(), edge[2], assembled_call(call_id, name, arguments)
 
     def _edge(self, stack: tuple[int, ...], edges: dict[Any, Any], spelling: str) -> _Edge | None:
         """Where ``spelling`` found with parser ``stack`` leads, kept in the stack's ``edges``;
