@@ -208,23 +208,24 @@ class AssistantAssembler:
             return self._take_events()
         return [delta]
 
-    def plain_lane(self, kind: str, position: int) -> tuple[Callable[[str], None], type[Event], list[Any]] | None:
+    def plain_lane(self, kind: str, position: int) -> tuple[Callable[[str], None], Callable[[str], Event], list[Any]] | None:
         """Where ``handle_text(kind, text, position)`` would add the text to the message and
         grow the open span, as for every delta of a run of visible text: the list the text goes
         to, the event it makes, and the span to grow (by the text's length). None where it
         would do anything else."""
         if position < self._base or self.silent or self._section_hold is not None or self._events:
             return None
+        event: Callable[[str], Event]
         if kind == "CONTENT" and not self._in_reasoning:
-            lane = (self._content.append, ContentDelta, "content")
+            add, event, span_kind = self._content.append, ContentDelta, "content"
         elif kind == "REASONING":
-            lane = (self._reasoning.append, ReasoningDelta, "reasoning")
+            add, event, span_kind = self._reasoning.append, ReasoningDelta, "reasoning"
         else:
             return None
         current = self._open_span
-        if current is None or current[2] != position - self._base or current[0] != lane[2] or current[3] is not None:
+        if current is None or current[2] != position - self._base or current[0] != span_kind or current[3] is not None:
             return None
-        return lane[0], lane[1], current
+        return add, event, current
 
     def handle_json_text(self, kind: str, text: str, start: int, walk: JsonWalk, key: str | None) -> list[Event]:
         """``handle`` of text that continues a JSON body (``Engine.continue_text``). ``key``: the

@@ -22,7 +22,7 @@ from chatcodec.parse.spans import Span
 BLOCK = 4096  # deltas between two joins of the text gathered so far
 LAST_OF_BLOCK = BLOCK - 1  # (the delta that completes a block takes the general way)
 # The short way for a delta of visible text: see ``StreamParser._plain_lane``.
-_Lane = tuple[Callable[[str], object], Callable[[str], None], type[Event], list[Any]]
+_Lane = tuple[Callable[[str], object], Callable[[str], None], Callable[[str], Event], list[Any]]
 
 
 @dataclass

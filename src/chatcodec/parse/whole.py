@@ -315,12 +315,8 @@ class WholeTextReader:
                     found = find(whole, pos, end)
                     stop = end if found is None else found.start()
                     written = whole[pos:stop].strip()
-                    call_name = written
-                    if self._name_pattern is not None:
-                        named = self._name_pattern.match(written)
-                        if named is not None:
-                            call_name = named.group("name")
-                    if not call_name or NOT_A_NAME.search(call_name) or (tools is not None and call_name not in tools):
+                    call_name = self._call_name(written, tools)
+                    if call_name is None:
                         return None
                     if self._name_is_id:
                         call_id = written
@@ -340,12 +336,10 @@ class WholeTextReader:
                         call_name, call_arguments, json_end = read
                     else:
                         return None
-                    if found is None or json_end > found.start():
-                        # A delimiter inside the JSON is in a string: text.
-                        found = find(whole, json_end if self._json_safe else pos, end)
-                    stop = end if found is None else found.start()
-                    if stop < json_end or whole[json_end:stop].strip(_WS):
-                        return None  # text after the JSON value
+                    after = self._after_body(whole, pos, end, json_end, found, find)
+                    if after is None:
+                        return None
+                    stop, found = after
                 if keep:
                     spans.append(_new_tuple(Span, ("tool_call", pos - base, stop - base, None, len(calls))))  # type: ignore[union-attr]
             elif run == "CONTENT" or run == "REASONING" or run == "LEADING":
@@ -406,12 +400,12 @@ class WholeTextReader:
         done: tuple[int, _Move] | None = None
         while True:
             shape = move[3].get(_SHAPE) if self._shapes else None
-            read = None if shape is None else self._call_by_shape(text, pos, shape, tools)
-            if read is None:
-                read = self._named_call(text, pos, end, move, tools)
-                if read is None:
+            one = None if shape is None else self._call_by_shape(text, pos, shape, tools)
+            if one is None:
+                one = self._named_call(text, pos, end, move, tools)
+                if one is None:
                     break
-            pos, move, call = read
+            pos, move, call = one
             calls.append(call)
             done = (pos, move)
             # Another call opening right here?
@@ -482,12 +476,8 @@ class WholeTextReader:
         if found is None:
             return None
         written = text[pos : found.start()].strip()
-        name = written
-        if self._name_pattern is not None:
-            named = self._name_pattern.match(written)
-            if named is not None:
-                name = named.group("name")
-        if not name or NOT_A_NAME.search(name) or (tools is not None and name not in tools):
+        name = self._call_name(written, tools)
+        if name is None:
             return None
         adjacent = found.start() - pos == len(written)  # nothing around the name
         # The separator, then the arguments' run.
@@ -512,11 +502,10 @@ class WholeTextReader:
         if read is None:
             return None
         arguments, json_end = read
-        if found is None or json_end > found.start():
-            # A delimiter inside the JSON is in a string: text.
-            found = find(text, json_end if self._json_safe else start, end)
-        if found is None or found.start() < json_end or text[json_end : found.start()].strip(_WS):
+        after = self._after_body(text, start, end, json_end, found, find)
+        if after is None or after[1] is None:
             return None
+        found = after[1]
         # The closing delimiter.
         closing = found.group()
         edge = edges.get(closing, _UNKNOWN)
@@ -535,6 +524,32 @@ class WholeTextReader:
             self._remember(first_edges, _SHAPE, (separator, separator_at, "}" + closing, closing_at, edge[2]))
         call_id = written if self._name_is_id else new_tool_call_id()
         return found.end(), edge[2], assembled_call(call_id, name, arguments)
+
+    def _call_name(self, written: str, tools: frozenset[str] | None) -> str | None:
+        """The function a call's name run (``written``, stripped) names; None if it names
+        none, or one the tools do not have."""
+        name = written
+        if self._name_pattern is not None:
+            named = self._name_pattern.match(written)
+            if named is not None:
+                name = named.group("name")
+        if not name or NOT_A_NAME.search(name) or (tools is not None and name not in tools):
+            return None
+        return name
+
+    def _after_body(
+        self, text: str, start: int, end: int, json_end: int, found: re.Match[str] | None, find: _Find
+    ) -> tuple[int, re.Match[str] | None] | None:
+        """Where a call body that starts at ``start`` and whose JSON ends at ``json_end`` ends,
+        and the delimiter there (None at the text's end), given the first delimiter found after
+        ``start``. None if text other than whitespace follows the JSON."""
+        if found is None or json_end > found.start():
+            # A delimiter inside the JSON is in a string: text.
+            found = find(text, json_end if self._json_safe else start, end)
+        stop = end if found is None else found.start()
+        if stop < json_end or text[json_end:stop].strip(_WS):
+            return None
+        return stop, found
 
     def _edge(self, stack: tuple[int, ...], edges: dict[Any, Any], spelling: str) -> _Edge | None:
         """Where ``spelling`` found with parser ``stack`` leads, kept in the stack's ``edges``;
