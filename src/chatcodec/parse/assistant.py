@@ -95,6 +95,9 @@ class AssistantAssembler:
         # False when nobody reads the events (a whole completion parsed at once): a call's
         # argument deltas are then let go as soon as the call ends.
         self.keep_events = True
+        # After ``handle_text`` added visible text: where the next such text goes (the
+        # message's list, the event it makes, the open span to grow by its length), else None.
+        self.lane: tuple[Callable[[str], None], Callable[[str], Event], list[Any]] | None = None
 
     def parts(self) -> list[object]:
         """The objects holding the rest of its state: the calls read, and the syntax's reader."""
@@ -184,18 +187,18 @@ class AssistantAssembler:
     def handle_text(self, kind: str, text: str, start: int) -> list[Event]:
         """``handle`` of one piece of free text that continues a run (``Engine.continue_text``):
         visible text goes straight to the message, anything else takes the general way."""
+        self.lane = None
         if start < self._base or self.silent or self._section_hold is not None:
             return self.handle((Piece(kind, text, start),))
+        event: Callable[[str], Event]
         if kind == "CONTENT" and not self._in_reasoning:
-            self._content.append(text)
-            delta: Event = ContentDelta(text)
-            span_kind = "content"
+            add, event, span_kind = self._content.append, ContentDelta, "content"
         elif kind == "REASONING":
-            self._reasoning.append(text)
-            delta = ReasoningDelta(text)
-            span_kind = "reasoning"
+            add, event, span_kind = self._reasoning.append, ReasoningDelta, "reasoning"
         else:
             return self.handle((Piece(kind, text, start),))
+        add(text)
+        delta = event(text)
         # The open span usually just grows: the same kind, ending where this text starts.
         current = self._open_span
         begin = start - self._base
@@ -203,29 +206,14 @@ class AssistantAssembler:
             current[2] = begin + len(text)
         else:
             self._span(span_kind, start, start + len(text))
+            current = self._open_span
+        if current is not None:
+            # The next delta that continues this run may do the same without asking.
+            self.lane = (add, event, current)
         if self._events:
             self._events.append(delta)
             return self._take_events()
         return [delta]
-
-    def plain_lane(self, kind: str, position: int) -> tuple[Callable[[str], None], Callable[[str], Event], list[Any]] | None:
-        """Where ``handle_text(kind, text, position)`` would add the text to the message and
-        grow the open span, as for every delta of a run of visible text: the list the text goes
-        to, the event it makes, and the span to grow (by the text's length). None where it
-        would do anything else."""
-        if position < self._base or self.silent or self._section_hold is not None or self._events:
-            return None
-        event: Callable[[str], Event]
-        if kind == "CONTENT" and not self._in_reasoning:
-            add, event, span_kind = self._content.append, ContentDelta, "content"
-        elif kind == "REASONING":
-            add, event, span_kind = self._reasoning.append, ReasoningDelta, "reasoning"
-        else:
-            return None
-        current = self._open_span
-        if current is None or current[2] != position - self._base or current[0] != span_kind or current[3] is not None:
-            return None
-        return add, event, current
 
     def handle_json_text(self, kind: str, text: str, start: int, walk: JsonWalk, key: str | None) -> list[Event]:
         """``handle`` of text that continues a JSON body (``Engine.continue_text``). ``key``: the

@@ -68,8 +68,8 @@ class Engine:
         self._run_fresh = False
         self._state_info: StateInfo | None = None
         # The current state's search for characters a delimiter may start with (cached with
-        # the state's info).
-        self._first_chars: Callable[[str], object] | None = None
+        # the state's info; read by the stream's lane for visible text, after ``continue_text``).
+        self.delimiter_start: Callable[[str], object] | None = None
         self.closed = False
         # Given, it takes the pieces of a long text in batches while the text is read.
         self.sink: Callable[[list[Piece]], None] | None = None
@@ -100,9 +100,9 @@ class Engine:
             or not text
         ):
             return -1
-        search = self._first_chars
+        search = self.delimiter_start
         if search is None:
-            search = self._first_chars = self._info().matcher.first_chars.search
+            search = self.delimiter_start = self._info().matcher.first_chars.search
         start = self._offset + self._pos
         if search(text) is not None and (self.json_body is None or not self.json_body.holds_in_string(start, text)):
             return -1
@@ -114,23 +114,9 @@ class Engine:
         self._pos = 0
         return start
 
-    def plain_run(self) -> Callable[[str], object] | None:
-        """Where the engine is inside a run of free text that is no JSON body and holds nothing
-        back: the search for the characters a delimiter may start with. A delta in which it
-        finds none continues the run whole (what ``continue_text`` takes; the caller then only
-        ``advance``s the engine). None elsewhere."""
-        if self.run is None or self._run_fresh or self._pos != len(self._buffer) or self.closed or self.json_body is not None:
-            return None
-        self._offset += self._pos
-        self._buffer = ""
-        self._pos = 0
-        search = self._first_chars
-        if search is None:
-            search = self._first_chars = self._info().matcher.first_chars.search
-        return search
-
     def advance(self, length: int) -> None:
-        """Take ``length`` characters as more of the run ``plain_run`` found the engine in."""
+        """Take ``length`` characters as more of the run ``continue_text`` last continued
+        (nothing taken since), as ``continue_text`` would."""
         self._offset += length
 
     def feed(self, text: str) -> list[Piece]:
@@ -288,7 +274,7 @@ class Engine:
 
     def _step(self, terminal: str) -> None:
         self._state_info = None
-        self._first_chars = None
+        self.delimiter_start = None
         after = self._stepper.step(self._stack, terminal)
         if after is None:  # pragma: no cover - a grammar bug, not bad input
             raise GrammarError(f"grammar {self.grammar.name!r} rejected {terminal} it offered")

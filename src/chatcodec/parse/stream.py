@@ -21,8 +21,8 @@ from chatcodec.parse.spans import Span
 
 BLOCK = 4096  # deltas between two joins of the text gathered so far
 LAST_OF_BLOCK = BLOCK - 1  # (the delta that completes a block takes the general way)
-# The short way for a delta of visible text: see ``StreamParser._plain_lane``.
-_Lane = tuple[Callable[[str], object], Callable[[str], None], Callable[[str], Event], list[Any]]
+# The short way for a delta of visible text: see ``AssistantAssembler.lane``.
+_Lane = tuple[Callable[[str], None], Callable[[str], Event], list[Any]]
 
 
 @dataclass
@@ -75,17 +75,17 @@ class StreamParser:
 
     def feed(self, text: str) -> list[Event]:
         lane = self._lane
-        if lane is not None and text and lane[0](text) is None:
+        if lane is not None and text and self._engine.delimiter_start(text) is None:  # type: ignore[misc]
             # A delta of visible text with no character a delimiter may start with, in a run
             # of it: straight into the message (what the general way below does with it).
             chunks = self._chunks
             if len(chunks) < LAST_OF_BLOCK:
                 chunks.append(text)
-                lane[1](text)
+                lane[0](text)
                 length = len(text)
-                lane[3][2] += length
+                lane[2][2] += length
                 self._engine.advance(length)
-                return [lane[2](text)]
+                return [lane[1](text)]
         if self._closed:
             raise ValueError("feed() after close()")
         chunks = self._chunks
@@ -101,25 +101,16 @@ class StreamParser:
             if body is not None:
                 # (Inside a JSON body there is no lane: ``_lane`` is None already.)
                 return self._assembler.handle_json_text(engine.run or STRAY, text, start, body, engine.value_text_of)
+            # In a run of visible text, the next delta may take the lane the assembler leaves.
             events = self._assembler.handle_text(engine.run or STRAY, text, start)
-        else:
-            pieces = engine.feed(text)
-            if self._pending:
-                events, self._pending = self._pending, []
-                events += self._assembler.handle(pieces)
-            else:
-                events = self._assembler.handle(pieces)
-        self._lane = None if engine.json_body is not None else self._plain_lane()
-        return events
-
-    def _plain_lane(self) -> _Lane | None:
-        """The short way for the next delta, where the parser is in a run of visible text (the
-        delimiter search, the message's list, the event type, the open span), or None."""
-        search = self._engine.plain_run()
-        if search is None:
-            return None
-        lane = self._assembler.plain_lane(self._engine.run or STRAY, self._engine.position)
-        return None if lane is None else (search, *lane)
+            self._lane = self._assembler.lane
+            return events
+        self._lane = None
+        pieces = engine.feed(text)
+        if self._pending:
+            events, self._pending = self._pending, []
+            return events + self._assembler.handle(pieces)
+        return self._assembler.handle(pieces)
 
     def _take_pieces(self, pieces: list[Piece]) -> None:
         self._pending += self._assembler.handle(pieces)
