@@ -170,3 +170,15 @@ def test_a_parser_built_from_the_remembered_prefill_state_reads_like_one_that_re
         # leaves a call open is not (a call the prompt wrote whole is the prompt's, and gone).
         leaves_a_call_open = prefill.endswith(('{"ci', "<｜tool▁sep｜>{"))
         assert (recorded is None) == leaves_a_call_open, prefill
+
+
+def test_the_last_prompts_state_is_reused_only_for_that_prompt_and_format() -> None:
+    thinking = QWEN3.render(QUESTION, add_generation_prompt=True)
+    deepseek = chatcodec.load("deepseek")
+    opened = deepseek.render(QUESTION, add_generation_prompt=True, thinking=True)
+    # The same prompt object read under two formats, and two prompts under one, alternately.
+    for _ in range(2):
+        assert QWEN3.prompt_state(thinking).state == "content"
+        assert deepseek.prompt_state(thinking).prefill == ""  # no DeepSeek header in it
+        assert deepseek.prompt_state(opened).state == "reasoning"
+        assert QWEN3.prompt_state(opened).prefill == ""

@@ -40,8 +40,23 @@ class PromptState:
 START = PromptState("", "content")
 
 
+# The last prompt read, and its state: completions of one prompt (several samples, retries)
+# are often parsed one after another with the same prompt object.
+_last: tuple[Format | None, str | None, PromptState] = (None, None, START)
+
+
 def prompt_state(found: Format, prompt: str) -> PromptState:
     """The state a completion of ``prompt`` starts in (see the module docstring)."""
+    global _last
+    last = _last
+    if last[1] is prompt and last[0] is found:
+        return last[2]
+    state = _prompt_state(found, prompt)
+    _last = (found, prompt, state)
+    return state
+
+
+def _prompt_state(found: Format, prompt: str) -> PromptState:
     headers = _header_spellings(found)
     cut = -1
     for header in headers:
