@@ -189,6 +189,12 @@ class DelimiterMatcher:
         self._lead_searches = tuple(
             re.compile(_trie_pattern(by_lead[lead], prefixes=False)).search for lead in self._leads
         )
+        # The characters that may follow a lead in a spelling: a lead followed by any other
+        # ("a < b", "vec<u8>", a backtick of inline code) is passed over without the regex.
+        # (Where a spelling is its lead alone, any character may follow.)
+        self._seconds: frozenset[str] | None = (
+            frozenset(stripped[1] for stripped in bare) if all(len(stripped) > 1 for stripped in bare) else None
+        )
 
     def find(self, text: str, pos: int, end: int) -> re.Match[str] | None:
         """``pattern.search(text, pos, end)``, faster on long text (see ``__post_init__``)."""
@@ -197,6 +203,7 @@ class DelimiterMatcher:
             return self._regex.search(text, pos, end)
         tried = pos  # every start before this was tried
         misses = 0
+        seconds = self._seconds
         while True:
             # The first of the leads: each one is looked for only before the best so far, so
             # a lead the text holds late or never is not scanned for to the end each time.
@@ -207,9 +214,12 @@ class DelimiterMatcher:
                     at = found
             if at == end:
                 return None
-            hit = self._match_before(text, tried, at, end)
-            if hit is not None:
-                return hit
+            # No spelling goes on from the lead with the character after it (nor fits before
+            # ``end``, where the regex search stops): the lead is passed over without it.
+            if seconds is None or text[at + 1 : at + 2] in seconds:
+                hit = self._match_before(text, tried, at, end)
+                if hit is not None:
+                    return hit
             tried = at + 1
             misses += 1
             if misses >= MAX_MISSES:
