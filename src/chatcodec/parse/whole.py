@@ -669,7 +669,10 @@ def _is_json_object(text: str) -> bool:
     accepts what the json module refuses; what it refuses and the json module takes, an escaped
     lone surrogate or nesting past its depth limit, is decoded the long way.)"""
     try:
-        _OBJECT_CHECK.validate_json(text.encode())
+        # An ASCII string is its own UTF-8 and is read in place; any other is given as a
+        # temporary UTF-8 copy (given the string, the parser would cache one in it, and the
+        # message keeps the string).
+        _OBJECT_CHECK.validate_json(text if text.isascii() else text.encode())
     except (ValueError, RecursionError):  # (a ValidationError is a ValueError)
         return False
     return True
