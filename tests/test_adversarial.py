@@ -676,3 +676,35 @@ def test_lexer_never_rescans(case: Case, sizes: tuple[int, ...] | None, monkeypa
     bound = 2 * len(text) + 3 * longest * (feeds + audit.pieces)
     assert audit.examined <= bound, f"examined {audit.examined} characters of {len(text)} (bound {bound})"
     assert audit.json_examined <= len(text), "the JSON walk read characters twice"
+
+
+def test_the_search_past_false_starts_reads_a_long_text_once() -> None:
+    """Past a few false starts each lead's regex takes over; a lead whose spellings the text
+    never holds must not be scanned for to the end of the text at every delimiter (a megabyte
+    of tool calls was read once per call, quadratic). The characters the leads' regexes scan
+    are counted: about the text's length, not its square."""
+    from chatcodec.parse.lexer import DelimiterMatcher
+
+    # (The lead the text never spells comes first: each search for it would run to the end.)
+    matcher = DelimiterMatcher({"[call]": "CALL", "[/call]": "END"}, {"<never>": "NEVER"})
+    unit = "a < b [x] <u8> " + "x" * 50 + "[call]"
+    text = unit * 5_000  # 360,000 characters, 5,000 delimiters, each after three false starts
+    scanned = 0
+    searches = matcher._lead_searches
+
+    def counted(search: Any) -> Any:
+        def run(string: str, pos: int, endpos: int) -> Any:
+            nonlocal scanned
+            match = search(string, pos, endpos)
+            scanned += (endpos if match is None else match.end()) - pos  # a scan stops at its match
+            return match
+
+        return run
+
+    matcher._lead_searches = tuple(counted(search) for search in searches)
+    found, pos = 0, 0
+    while (match := matcher.find(text, pos, len(text))) is not None:
+        found += 1
+        pos = match.end()
+    assert found == 5_000
+    assert scanned <= 20 * len(text), scanned

@@ -238,3 +238,21 @@ def test_the_fast_find_past_many_false_starts(repeats: int) -> None:
         fast = matcher.find(text, 0, len(text))
         slow = matcher.pattern.search(text, 0, len(text))
         assert (fast and fast.span()) == (slow and slow.span())
+
+
+@pytest.mark.parametrize("name", sorted(_MATCHERS))
+@pytest.mark.parametrize("distance", [0, 1, 150, 200, 255, 256, 257, 600, 2049, 9000, 40000])
+def test_the_fast_find_far_past_the_false_starts(name: str, distance: int) -> None:
+    # Past its false starts the search looks through stretches that double: a spelling just
+    # inside, just past or far past a stretch's end is found where the regex finds it.
+    from chatcodec.parse.lexer import DelimiterMatcher
+
+    accepted, others = _MATCHERS[name]
+    matcher = DelimiterMatcher({s: f"T{i}" for i, s in enumerate(accepted)}, {s: f"O{i}" for i, s in enumerate(others)})
+    false_starts = "a < b `c` [x] <u8> ``` " * 4
+    for spelling in [*accepted, *others, "no delimiter"]:
+        text = "x" * 80 + false_starts + "y" * distance + spelling + "z" * 10
+        for pos, end in ((0, len(text)), (0, len(text) - 10), (85, len(text))):
+            fast = matcher.find(text, pos, end)
+            slow = matcher.pattern.search(text, pos, end)
+            assert (fast and fast.span()) == (slow and slow.span()), (spelling, pos, end)

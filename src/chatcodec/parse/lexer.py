@@ -104,6 +104,7 @@ class Found:
 MAX_LEADS = 3  # characters looked for with str.find, at most
 FIND_AHEAD = 64  # shorter text is searched by the regex alone
 MAX_MISSES = 2  # candidates that were no delimiter before the leads' regexes take over
+LEAD_STRETCH = 256  # characters the leads' regexes first look through (then twice as many, ...)
 
 
 @dataclass
@@ -234,12 +235,21 @@ class DelimiterMatcher:
         tried = pos
         for _ in range(MAX_MISSES):
             # As in ``find``: each lead's spellings are looked for only where one could begin
-            # before the best so far (and end after it: one spelling may hold another).
-            at = end
-            for search in searches:
-                found = search(text, tried, min(end, at + longest))
-                if found is not None and found.start() < at:
-                    at = found.start()
+            # before the best so far (and end after it: one spelling may hold another). They
+            # are looked for in a stretch that doubles until one is found in it: a lead whose
+            # spellings the text holds far ahead or never is not scanned for to the end each
+            # time (a scan in C, but of every character: a long text of many calls would be
+            # read once per call).
+            start, stretch = tried, LEAD_STRETCH
+            while True:
+                limit = at = min(end, start + stretch)
+                for search in searches:
+                    found = search(text, start, min(end, at + longest))
+                    if found is not None and found.start() < at:
+                        at = found.start()
+                if at < limit or limit == end:
+                    break
+                start, stretch = limit, stretch * 2
             if at == end:
                 return None
             hit = self._match_before(text, tried, at, end)
