@@ -6,6 +6,7 @@ For each format (the bundled ones and one real template per call syntax) it gene
 from a seed and checks, on every input, the promises a parser of model output makes:
 
 - lenient parsing raises nothing, and its spans tile the input;
+- ``codec.parse`` (no spans; its fast path remembers call shapes) gives the same message;
 - every call's ``parsed_arguments`` can be read (never raises);
 - streaming the text in random chunkings gives the one-shot message, finish reason,
   diagnostics, spans and events (adjacent deltas joined);
@@ -295,6 +296,15 @@ def check(codec: chatcodec.Codec, case: Case, rng: random.Random) -> list[str]:
         return [f"lenient parse raised: {traceback.format_exc(limit=3)}"]
     if whole.reassemble() != case.text:
         broken.append("spans do not tile the input")
+    # ``codec.parse`` keeps no spans, and its fast path reads a call the way it read the last
+    # one from the same parser state: the second reading takes what the first remembered.
+    for reading in ("first", "second"):
+        try:
+            message = codec.parse(case.text, **options)
+        except Exception:  # noqa: BLE001
+            return [f"codec.parse raised: {traceback.format_exc(limit=3)}"]
+        if _message_key(message) != _message_key(whole.message):
+            broken.append(f"codec.parse's message ({reading} reading) differs from parse_detailed's")
     for call in whole.message.tool_calls or []:
         try:
             call.function.parsed_arguments  # noqa: B018 - reading it is the check
