@@ -413,10 +413,7 @@ class WholeTextReader:
             opened = match_at(text, pos)
             if opened is None:
                 break
-            spelling = opened.group()
-            edge = edges.get(spelling, _UNKNOWN)
-            if edge is _UNKNOWN:
-                edge = self._edge(stack, edges, spelling)
+            edge = self._after_delimiter(stack, edges, opened.group())
             if edge is None or edge[1] != CALL_OPEN:
                 break
             pos, move = opened.end(), edge[2]
@@ -465,9 +462,7 @@ class WholeTextReader:
         if run != "TOOL_NAME" or match_at(text, pos) is not None:
             return None
         first_edges = edges
-        after_name = edges.get(None, _UNKNOWN)
-        if after_name is _UNKNOWN:
-            after_name = self._run_edge(stack, edges, run)
+        after_name = self._after_run(stack, edges, run)
         if after_name is None:
             return None
         # The name's run, searched for its end as the parser after it searches.
@@ -482,18 +477,14 @@ class WholeTextReader:
         adjacent = found.start() - pos == len(written)  # nothing around the name
         # The separator, then the arguments' run.
         separator = found.group()
-        edge = edges.get(separator, _UNKNOWN)
-        if edge is _UNKNOWN:
-            edge = self._edge(stack, edges, separator)
+        edge = self._after_delimiter(stack, edges, separator)
         if edge is None or edge[1] != NAME_DONE:
             return None
         stack, match_at, _, edges, run = edge[2]
         start = found.end()
         if run != "TOOL_ARGUMENTS" or match_at(text, start) is not None:
             return None
-        after_arguments = edges.get(None, _UNKNOWN)
-        if after_arguments is _UNKNOWN:
-            after_arguments = self._run_edge(stack, edges, run)
+        after_arguments = self._after_run(stack, edges, run)
         if after_arguments is None:
             return None
         stack, closing_at, find, edges, run = after_arguments
@@ -508,9 +499,7 @@ class WholeTextReader:
         found = after[1]
         # The closing delimiter.
         closing = found.group()
-        edge = edges.get(closing, _UNKNOWN)
-        if edge is _UNKNOWN:
-            edge = self._edge(stack, edges, closing)
+        edge = self._after_delimiter(stack, edges, closing)
         if edge is None or edge[1] != CALL_CLOSE:
             return None
         if (
@@ -550,6 +539,16 @@ class WholeTextReader:
         if stop < json_end or text[json_end:stop].strip(_WS):
             return None
         return stop, found
+
+    def _after_delimiter(self, stack: tuple[int, ...], edges: dict[Any, Any], spelling: str) -> _Edge | None:
+        """Where ``spelling`` found with parser ``stack`` leads (``_read`` looks it up inline)."""
+        edge = edges.get(spelling, _UNKNOWN)
+        return self._edge(stack, edges, spelling) if edge is _UNKNOWN else edge  # type: ignore[no-any-return]
+
+    def _after_run(self, stack: tuple[int, ...], edges: dict[Any, Any], run: str) -> _Move | None:
+        """The parser after ``stack``'s run of text (``_read`` looks it up inline)."""
+        move = edges.get(None, _UNKNOWN)
+        return self._run_edge(stack, edges, run) if move is _UNKNOWN else move  # type: ignore[no-any-return]
 
     def _edge(self, stack: tuple[int, ...], edges: dict[Any, Any], spelling: str) -> _Edge | None:
         """Where ``spelling`` found with parser ``stack`` leads, kept in the stack's ``edges``;
