@@ -379,7 +379,8 @@ class WholeTextReader:
     def _reach(self, prefill: str) -> int:
         """How far into the text a delimiter that begins in ``prefill`` may run on (remembered)."""
         reach = 0
-        for start in range(len(prefill)):
+        # (Only a tail shorter than the longest spelling can be the start of one.)
+        for start in range(max(0, len(prefill) - self._longest), len(prefill)):
             rest = prefill[start:]
             for spelling in self.grammar.spellings:
                 if len(spelling) > len(rest) and spelling.startswith(rest):
