@@ -711,10 +711,10 @@ def test_the_search_past_false_starts_reads_a_long_text_once() -> None:
 
 
 def test_the_python_work_for_a_long_prefill_does_not_grow_with_it() -> None:
-    """``codec.parse`` remembers the state a prefill leaves, keyed by the text its last delimiter
-    may reach into; finding how far that is looks only at the prefill's tail, as long as the
-    longest spelling (every suffix of the prefill, a copy each, against every spelling was
-    quadratic: 67 ms at 20,000 characters)."""
+    """``codec.parse`` remembers the state a short prefill leaves, keyed by the text its last
+    delimiter may reach into (finding how far looks only at the prefill's tail, as long as the
+    longest spelling); a long one is read each time and kept by no record. (Every suffix of the
+    prefill, a copy each, against every spelling was quadratic: 67 ms at 20,000 characters.)"""
     codec = chatcodec.load("qwen3")
     codec.parse("more</think>done", prefill="<think>\n" + "w" * 1_000)  # the states it meets, built
 

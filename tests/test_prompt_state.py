@@ -182,3 +182,14 @@ def test_the_last_prompts_state_is_reused_only_for_that_prompt_and_format() -> N
         assert deepseek.prompt_state(thinking).prefill == ""  # no DeepSeek header in it
         assert deepseek.prompt_state(opened).state == "reasoning"
         assert QWEN3.prompt_state(opened).prefill == ""
+
+
+def test_a_long_prefill_is_read_by_every_parser_and_kept_by_no_record() -> None:
+    from chatcodec.parse import prefilled
+
+    long_prefill = "<think>\n" + "x" * prefilled.MAX_RECORDED_PREFILL
+    for _ in range(2):
+        parser = QWEN3.stream(prefill=long_prefill)
+        events = parser.feed("y</think>done") + parser.close()
+        assert parser.message.reasoning_content == "y" and parser.message.content == "done", events
+    assert not any(key[2] == long_prefill for key in prefilled._KNOWN)

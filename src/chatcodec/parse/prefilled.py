@@ -27,6 +27,7 @@ from chatcodec.parse.grammar import StateInfo
 _SHAREABLE = (str, int, bool, float, tuple, frozenset, type(None), StateInfo, BuiltinMethodType)
 _CONTAINERS = (list, dict, set)
 MAX_PREFILLS = 1024  # (format, start symbol, prefill) states kept
+MAX_RECORDED_PREFILL = 256  # characters: a longer prefill is read by every parser
 _MISSING: Any = object()
 
 # (format, what the prefill changes in the engine, in the assembler), or None where it changes
@@ -40,6 +41,9 @@ def start_after_prefill(
 ) -> None:
     """Put a fresh ``engine`` and ``assembler`` in the state reading ``prefill`` leaves (none of
     it part of the completion)."""
+    if len(prefill) > MAX_RECORDED_PREFILL:
+        _read_prefill(prefill, engine, assembler)  # (a long prefill is rare, and kept by no record)
+        return
     key = (id(family), start, prefill)
     known = _KNOWN.get(key, _MISSING)
     if known is not _MISSING and (known is None or known[0] is family):

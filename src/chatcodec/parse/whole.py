@@ -55,6 +55,7 @@ _UNKNOWN: Any = object()
 _SHAPE: Any = object()  # the key of a call's shape among the edges of the parser after its opening
 MAX_SHAPED_NAME = 256  # a longer name is read the general way
 MAX_RESUMED = 1024  # states after a prefill kept per reader (by the prefill and the text's start)
+MAX_RESUMED_PREFILL = 256  # characters: the state after a longer prefill is not kept
 # ``_new_tuple(Span, (kind, start, end, name, index))`` is ``Span(...)`` without the
 # Python-level ``__new__`` of a named tuple (a parse makes one per delimiter and per run).
 _new_tuple: Any = tuple.__new__
@@ -180,7 +181,7 @@ class WholeTextReader:
         # "<think>" then "\n"), then the text itself, which is not copied. Only a run of text
         # that begins in the prefill needs the two joined.
         key = None
-        if not spans:
+        if not spans and len(prefill) <= MAX_RESUMED_PREFILL:
             # The state the prefill's delimiters leave depends on the prefill and on the few
             # characters of the text the last of them may run on into.
             reach = self._reaches.get(prefill)
