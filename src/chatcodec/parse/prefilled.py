@@ -13,7 +13,8 @@ behind (a call, a diagnostic, text kept for later) is read by every parser, as b
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import copy
+import re
 from types import BuiltinMethodType
 from typing import Any
 
@@ -23,8 +24,8 @@ from chatcodec.parse.engine import Engine
 from chatcodec.parse.grammar import StateInfo
 
 # Values a new parser can share with the one that read the prefill: immutable ones, and the
-# grammar's cached state descriptions (and their bound regex methods), never written to.
-_SHAREABLE = (str, int, bool, float, tuple, frozenset, type(None), StateInfo, BuiltinMethodType)
+# grammar's cached state descriptions and the methods of their compiled regexes, never written to.
+_IMMUTABLE = (str, int, bool, float, frozenset, type(None), StateInfo)
 _CONTAINERS = (list, dict, set)
 MAX_PREFILLS = 1024  # (format, start symbol, prefill) states kept
 MAX_RECORDED_PREFILL = 256  # characters: a longer prefill is read by every parser
@@ -46,12 +47,12 @@ def start_after_prefill(
         return
     key = (id(family), start, prefill)
     known = _KNOWN.get(key, _MISSING)
-    if known is not _MISSING and (known is None or known[0] is family):
-        if known is not None:
-            engine.__dict__.update(known[1])
-            assembler.__dict__.update(known[2])
-            return
-        _read_prefill(prefill, engine, assembler)
+    if known is None:
+        _read_prefill(prefill, engine, assembler)  # it leaves more than plain values
+        return
+    if known is not _MISSING and known[0] is family:
+        engine.__dict__.update(known[1])
+        assembler.__dict__.update(known[2])
         return
     watched = [_Snapshot(engine), _Snapshot(assembler)]
     watched += [_Snapshot(part) for part in assembler.parts()]
@@ -81,7 +82,7 @@ class _Snapshot:
         self._watched = watched
         self._before = dict(vars(watched))
         # Containers are compared by content too: the change may fill one in place.
-        self._contents = {key: _copy(value) for key, value in self._before.items() if isinstance(value, _CONTAINERS)}
+        self._contents = {key: copy.copy(value) for key, value in self._before.items() if isinstance(value, _CONTAINERS)}
 
     def changes(self) -> dict[str, Any] | None:
         """The attributes the change set, or None if it did more than set shareable values."""
@@ -96,16 +97,16 @@ class _Snapshot:
                 continue
             if value is before:
                 continue
-            if not isinstance(value, _SHAREABLE) or (isinstance(value, tuple) and not _all_shareable(value)):
+            if not _shareable(value):
                 return None
             changed[key] = value
         return changed
 
 
-def _copy(container: Any) -> Any:
-    copier: Callable[[Any], Any] = type(container)
-    return copier(container)
-
-
-def _all_shareable(values: tuple[Any, ...]) -> bool:
-    return all(isinstance(value, _SHAREABLE) and (not isinstance(value, tuple) or _all_shareable(value)) for value in values)
+def _shareable(value: Any) -> bool:
+    if isinstance(value, tuple):
+        return all(_shareable(item) for item in value)
+    if isinstance(value, BuiltinMethodType):
+        # A bound method of a compiled regex (a state's search); not one of a list or a dict.
+        return isinstance(value.__self__, re.Pattern)
+    return isinstance(value, _IMMUTABLE)
