@@ -531,9 +531,10 @@ LLAMA_31 = Path(__file__).parent / "templates" / "Llama-3.1-8B-Instruct.jinja"
 def test_a_delta_inside_a_calls_arguments_costs_about_what_plain_text_does(delta: str) -> None:
     """Streaming: most deltas of a tool call are inside its arguments, and go straight on to
     them (no piece, no member-by-member reading), so such a delta, quotes and brackets
-    included, costs well under a delta of reasoning that takes the general way (a "<" in it:
-    a delimiter may start there). A delta of reasoning with no such character takes a lane of
-    its own: a search, the appends, the event."""
+    included, costs well under a delta of reasoning that takes the general way (one that ends
+    with "<": a delimiter may begin there, and is held back). A delta of reasoning with no
+    delimiter in it and none beginning at its end ("a < b" included) takes a lane of its own: a
+    search or two, the appends, the event."""
     codec = chatcodec.load("qwen3")
     opened = '<think>\nabc </think>\n\n<tool_call>\n{"name": "f", "arguments": {"a": [{"b": "xy'
 
@@ -544,9 +545,10 @@ def test_a_delta_inside_a_calls_arguments_costs_about_what_plain_text_does(delta
 
     prefix = opened if delta == "abcd" else opened + '"'  # inside a string, or just after one
     plain = per_delta("<think>\nabc ", "abcd")
-    general = per_delta("<think>\nabc ", "a<bc")
+    general = per_delta("<think>\nabc ", "bc <")
     inside = per_delta(prefix, delta)
     assert plain <= 10, plain
+    assert per_delta("<think>\nabc ", "a<b\nc") <= 12  # "<" and a newline that begin nothing
     assert inside * 1.25 <= general, (inside, general)
     parser = codec.stream()
     events = parser.feed(prefix) + [event for _ in range(1000) for event in parser.feed(delta)]

@@ -9,14 +9,25 @@ from typing import Any, Literal, Union
 FinishReason = Literal["stop", "tool_calls", "length"]
 
 
+# A stream makes one delta event per delta it is fed, so the three delta events set their slots
+# directly: the ``__init__`` a frozen dataclass writes goes through ``object.__setattr__`` per
+# field, which doubles the cost of making one. They stay frozen (``__setattr__`` refuses).
+
+
 @dataclass(frozen=True, slots=True)
 class ReasoningDelta:
     text: str
+
+    def __init__(self, text: str) -> None:
+        _set_reasoning_text(self, text)
 
 
 @dataclass(frozen=True, slots=True)
 class ContentDelta:
     text: str
+
+    def __init__(self, text: str) -> None:
+        _set_content_text(self, text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +46,15 @@ class ToolCallArgumentsDelta:
     index: int
     text: str
 
+    def __init__(self, index: int, text: str) -> None:
+        _set_arguments_index(self, index)
+        _set_arguments_text(self, text)
+
+
+_set_reasoning_text = ReasoningDelta.text.__set__  # type: ignore[attr-defined]
+_set_content_text = ContentDelta.text.__set__  # type: ignore[attr-defined]
+_set_arguments_index = ToolCallArgumentsDelta.index.__set__  # type: ignore[attr-defined]
+_set_arguments_text = ToolCallArgumentsDelta.text.__set__  # type: ignore[attr-defined]
 
 _UNREAD = object()  # ``ToolCallEnd.parsed`` not decoded yet
 

@@ -98,6 +98,10 @@ class AssistantAssembler:
         # After ``handle_text`` added visible text: where the next such text goes (the
         # message's list, the event it makes, the open span to grow by its length), else None.
         self.lane: tuple[Callable[[str], None], Callable[[str], Event], list[Any]] | None = None
+        # After ``handle_json_text`` took a delta of a call's arguments that leaves a string
+        # inside them open: that call. Text with no quote or backslash goes on with the string
+        # and the arguments as written (``go_on_in_string``), else None.
+        self.string_lane: ToolCallBlock | None = None
 
     def parts(self) -> list[object]:
         """The objects holding the rest of its state: the calls read, and the syntax's reader."""
@@ -220,6 +224,7 @@ class AssistantAssembler:
         member whose value all of it went on with (the walk recorded no event for it), else
         None (the walk recorded what it found). A delta inside a call's arguments goes straight
         to them, as written; anything else takes the general way."""
+        self.string_lane = None
         call = self._call
         if key is None or call is None or self.silent or start < self._base:
             if key is not None:
@@ -241,10 +246,27 @@ class AssistantAssembler:
             return self._take_events()
         call.arguments_parts.append(text)
         delta = ToolCallArgumentsDelta(call.index, text)
+        if walk.in_open_string():
+            self.string_lane = call
         if self._events:
             self._events.append(delta)
             return self._take_events()
         return [delta]
+
+    def go_on_in_string(self, call: ToolCallBlock, text: str) -> ToolCallArgumentsDelta:
+        """``handle_json_text`` of ``text`` (no quote or backslash) right after the delta that
+        set ``string_lane`` to ``call``: all of it goes on with the string, so the walk only
+        moves on and the text is the arguments' as written."""
+        walk = call.walk
+        length = len(text)
+        # (what ``JsonWalk.continue_value`` does with such text, written out)
+        walk.examined += length  # type: ignore[union-attr]
+        walk.pos = end = walk.pos + length  # type: ignore[union-attr]
+        call.raw.append(text)
+        spans = call.spans
+        spans[-1] = ("tool_call", spans[-1][1], end, None)  # (the delta before grew this span)
+        call.arguments_parts.append(text)
+        return ToolCallArgumentsDelta(call.index, text)  # type: ignore[arg-type]
 
     def compact(self) -> None:
         """Join the text pieces gathered so far (called every BLOCK deltas, so linear)."""

@@ -9,6 +9,7 @@ run's length), and once per delimiter.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -18,6 +19,9 @@ from chatcodec.parse.json_scan import JsonWalk
 from chatcodec.parse.lexer import Found
 
 STRAY = "STRAY"  # free text where the grammar accepts none (e.g. after the end token)
+# A delta this short in which a character a delimiter may start with stands is asked whether a
+# delimiter or the beginning of one is really there (``DelimiterMatcher.hazard``).
+SHORT_DELTA = 64
 SINK_BATCH = 32  # pieces handed to a sink at a time
 
 
@@ -67,9 +71,10 @@ class Engine:
         self.value_text_of: str | None = None
         self._run_fresh = False
         self._state_info: StateInfo | None = None
-        # The current state's search for characters a delimiter may start with (cached with
-        # the state's info; read by the stream's lane for visible text, after ``continue_text``).
-        self.delimiter_start: Callable[[str], object] | None = None
+        # The current state's ``first_chars`` and ``hazard`` searches (cached with the state's
+        # info; read by the stream's lane for visible text, after ``continue_text``).
+        self.delimiter_start: Callable[[str], re.Match[str] | None] | None = None
+        self.delimiter_or_beginning: Callable[[str, int], re.Match[str] | None] | None = None
         self.closed = False
         # Given, it takes the pieces of a long text in batches while the text is read.
         self.sink: Callable[[list[Piece]], None] | None = None
@@ -102,9 +107,16 @@ class Engine:
             return -1
         search = self.delimiter_start
         if search is None:
-            search = self.delimiter_start = self._info().matcher.first_chars.search
+            matcher = self._info().matcher
+            search = self.delimiter_start = matcher.first_chars.search
+            self.delimiter_or_beginning = matcher.hazard.search
         start = self._offset + self._pos
-        if search(text) is not None and (self.json_body is None or not self.json_body.holds_in_string(start, text)):
+        first = search(text)
+        if (
+            first is not None
+            and (len(text) > SHORT_DELTA or self.delimiter_or_beginning(text, first.start()) is not None)  # type: ignore[misc]
+            and (self.json_body is None or not self.json_body.holds_in_string(start, text))
+        ):
             return -1
         end = start + len(text)
         if self.json_body is not None:
@@ -274,7 +286,7 @@ class Engine:
 
     def _step(self, terminal: str) -> None:
         self._state_info = None
-        self.delimiter_start = None
+        self.delimiter_start = self.delimiter_or_beginning = None
         after = self._stepper.step(self._stack, terminal)
         if after is None:  # pragma: no cover - a grammar bug, not bad input
             raise GrammarError(f"grammar {self.grammar.name!r} rejected {terminal} it offered")

@@ -25,7 +25,7 @@ from typing import Literal
 _decoder = json.JSONDecoder()
 _WS = re.compile(r"[ \t\n\r]*")
 _STRUCTURE = re.compile(r'["{}\[\]]')
-_STRING_SPECIAL = re.compile(r'["\\]')
+_STRING_SPECIAL = STRING_SPECIAL = re.compile(r'["\\]')
 _SCALAR_END = re.compile(r"[,}\]\s]")
 _ESCAPED_CHAR = re.compile(r"\\.", re.DOTALL)
 
@@ -380,15 +380,19 @@ class JsonWalk:
         """Does ``text``, which starts at absolute ``at`` where the walk stands, go on with the
         string literal being read, with no quote or backslash (so no delimiter begins in it:
         a delimiter spelled inside a string is text)?"""
+        return self.pos == at and self.in_open_string() and _STRING_SPECIAL.search(text) is None
+
+    def in_open_string(self) -> bool:
+        """Is the walk inside a string literal of a member's value (a string, or one inside a
+        container), past any backslash? Text with no quote or backslash then goes on with
+        that value and changes nothing but ``pos`` and ``examined``."""
         value = self._value
         return (
-            self.pos == at
-            and value is not None
+            value is not None
             and value.in_string
             and not value.escaped
             and self.state == "value"
             and self._tracker is None
-            and _STRING_SPECIAL.search(text) is None
         )
 
     def hand_back(self, key: str, text: str) -> None:

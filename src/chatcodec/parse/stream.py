@@ -12,16 +12,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from chatcodec.parse.assistant import AssistantAssembler, ReaderState
-from chatcodec.parse.engine import STRAY, Engine, Piece
+from chatcodec.parse.engine import SHORT_DELTA, STRAY, Engine, Piece
 from chatcodec.events import Diagnostic, Event, FinishReason
 from chatcodec.formats.base import Format
 from chatcodec.messages import Message
 from chatcodec.parse.prefilled import start_after_prefill
+from chatcodec.parse.json_scan import STRING_SPECIAL
 from chatcodec.parse.spans import Span
+from chatcodec.parse.toolcalls import ToolCallBlock
 
 BLOCK = 4096  # deltas between two joins of the text gathered so far
 LAST_OF_BLOCK = BLOCK - 1  # (the delta that completes a block takes the general way)
 # The short way for a delta of visible text: see ``AssistantAssembler.lane``.
+_STRING_SPECIAL = STRING_SPECIAL.search
 _Lane = tuple[Callable[[str], None], Callable[[str], Event], list[Any]]
 
 
@@ -68,6 +71,7 @@ class StreamParser:
         self._chunk_blocks: list[str] = []  # every BLOCK chunks, joined
         self._closed = False
         self._lane: _Lane | None = None
+        self._string_lane: ToolCallBlock | None = None
         if prefill:
             # The prompt's own opening of the assistant turn (``<think>``, a prefill): it sets
             # the state but is not part of the completion.
@@ -75,17 +79,31 @@ class StreamParser:
 
     def feed(self, text: str) -> list[Event]:
         lane = self._lane
-        if lane is not None and text and self._engine.delimiter_start(text) is None:  # type: ignore[misc]
-            # A delta of visible text with no character a delimiter may start with, in a run
-            # of it: straight into the message (what the general way below does with it).
-            chunks = self._chunks
-            if len(chunks) < LAST_OF_BLOCK:
+        if lane is not None and text:
+            engine = self._engine
+            first = engine.delimiter_start(text)  # type: ignore[misc]
+            # A delta of visible text in a run of it, with no delimiter and not ending with the
+            # beginning of one (``Engine.continue_text``): straight into the message (what the
+            # general way below does with it).
+            if (
+                first is None or (len(text) <= SHORT_DELTA and engine.delimiter_or_beginning(text, first.start()) is None)  # type: ignore[misc]
+            ) and len(self._chunks) < LAST_OF_BLOCK:
+                chunks = self._chunks
                 chunks.append(text)
                 lane[0](text)
                 length = len(text)
                 lane[2][2] += length
-                self._engine.advance(length)
+                engine.advance(length)
                 return [lane[1](text)]
+        string_call = self._string_lane
+        if string_call is not None and text and _STRING_SPECIAL(text) is None:
+            # A delta inside a string of a call's arguments, after one that went on with them
+            # as written: the same again (see ``AssistantAssembler.string_lane``).
+            chunks = self._chunks
+            if len(chunks) < LAST_OF_BLOCK:
+                chunks.append(text)
+                self._engine.advance(len(text))
+                return [self._assembler.go_on_in_string(string_call, text)]
         if self._closed:
             raise ValueError("feed() after close()")
         chunks = self._chunks
@@ -99,13 +117,19 @@ class StreamParser:
         if start >= 0:
             body = engine.json_body
             if body is not None:
-                # (Inside a JSON body there is no lane: ``_lane`` is None already.)
-                return self._assembler.handle_json_text(engine.run or STRAY, text, start, body, engine.value_text_of)
+                # (Inside a JSON body there is no text lane: ``_lane`` is None already.)
+                events = self._assembler.handle_json_text(
+                    engine.run or STRAY, text, start, body, engine.value_text_of
+                )
+                self._string_lane = self._assembler.string_lane
+                return events
             # In a run of visible text, the next delta may take the lane the assembler leaves.
             events = self._assembler.handle_text(engine.run or STRAY, text, start)
             self._lane = self._assembler.lane
+            self._string_lane = None
             return events
         self._lane = None
+        self._string_lane = None
         pieces = engine.feed(text)
         if self._pending:
             events, self._pending = self._pending, []
@@ -120,6 +144,7 @@ class StreamParser:
             return []
         self._closed = True
         self._lane = None
+        self._string_lane = None
         events = self._assembler.handle(self._engine.close())
         if self._pending:
             events, self._pending = self._pending + events, []
