@@ -20,7 +20,7 @@ from chatcodec.parse.lexer import Found
 
 STRAY = "STRAY"  # free text where the grammar accepts none (e.g. after the end token)
 # A delta this short in which a character a delimiter may start with stands is asked whether a
-# delimiter or the beginning of one is really there (``DelimiterMatcher.hazard``).
+# delimiter or the beginning of one is really there (``holds_no_delimiter``).
 SHORT_DELTA = 64
 SINK_BATCH = 32  # pieces handed to a sink at a time
 
@@ -71,10 +71,9 @@ class Engine:
         self.value_text_of: str | None = None
         self._run_fresh = False
         self._state_info: StateInfo | None = None
-        # The current state's ``first_chars`` and ``hazard`` searches (cached with the state's
-        # info; read by the stream's lane for visible text, after ``continue_text``).
+        # The current state's search for characters a delimiter may start with (cached with
+        # the state's info; read by the stream's lane for visible text, after ``continue_text``).
         self.delimiter_start: Callable[[str], re.Match[str] | None] | None = None
-        self.delimiter_or_beginning: Callable[[str, int], re.Match[str] | None] | None = None
         self.closed = False
         # Given, it takes the pieces of a long text in batches while the text is read.
         self.sink: Callable[[list[Piece]], None] | None = None
@@ -107,14 +106,12 @@ class Engine:
             return -1
         search = self.delimiter_start
         if search is None:
-            matcher = self._info().matcher
-            search = self.delimiter_start = matcher.first_chars.search
-            self.delimiter_or_beginning = matcher.hazard.search
+            search = self.delimiter_start = self._info().matcher.first_chars.search
         start = self._offset + self._pos
         first = search(text)
         if (
             first is not None
-            and (len(text) > SHORT_DELTA or self.delimiter_or_beginning(text, first.start()) is not None)  # type: ignore[misc]
+            and not self.holds_no_delimiter(text, first.start())
             and (self.json_body is None or not self.json_body.holds_in_string(start, text))
         ):
             return -1
@@ -125,6 +122,12 @@ class Engine:
         self._buffer = ""
         self._pos = 0
         return start
+
+    def holds_no_delimiter(self, text: str, at: int) -> bool:
+        """Is short ``text``, in which ``delimiter_start`` found ``at`` first, text all through,
+        with nothing to hold back (``DelimiterMatcher.holds_no_delimiter``)? (Long text is
+        not asked: its search may cost what reading it the general way does.)"""
+        return len(text) <= SHORT_DELTA and self._info().matcher.holds_no_delimiter(text, at)
 
     def advance(self, length: int) -> None:
         """Take ``length`` characters as more of the run ``continue_text`` last continued
@@ -286,7 +289,7 @@ class Engine:
 
     def _step(self, terminal: str) -> None:
         self._state_info = None
-        self.delimiter_start = self.delimiter_or_beginning = None
+        self.delimiter_start = None
         after = self._stepper.step(self._stack, terminal)
         if after is None:  # pragma: no cover - a grammar bug, not bad input
             raise GrammarError(f"grammar {self.grammar.name!r} rejected {terminal} it offered")

@@ -124,7 +124,6 @@ class DelimiterMatcher:
     _accepted_regex: re.Pattern[str] = field(init=False, repr=False)
     _accepted_prefix: dict[str, str] = field(init=False, repr=False)
     first_chars: re.Pattern[str] = field(init=False, repr=False)
-    hazard: re.Pattern[str] = field(init=False, repr=False)
     _longest: int = field(init=False, repr=False)
     _nested: bool = field(init=False, repr=False)
     _leads: tuple[str, ...] = field(init=False, repr=False)
@@ -141,7 +140,6 @@ class DelimiterMatcher:
             self._accepted_regex = re.compile(r"(?!)")
             self._accepted_prefix = {}
             self.first_chars = re.compile(r"(?!)")
-            self.hazard = re.compile(r"(?!)")
             self._longest = 0
             self._nested = False
             self._leads = ()
@@ -169,16 +167,6 @@ class DelimiterMatcher:
         self._tail = re.compile(_trie_pattern(short, prefixes=True) + r"\Z") if short else re.compile(r"(?!)")
         self._prefixes = frozenset(s[:i] for s in short for i in range(1, len(s)))
         self.first_chars = re.compile("[" + "".join(sorted({re.escape(s[0]) for s in spellings})) + "]")
-        # Text this finds nothing in holds no spelling and does not end with the beginning of
-        # one: all of it is text, and none needs holding back. A streaming delta where
-        # ``first_chars`` finds something ("a <= b", a newline in prose) is asked this too.
-        # (Where spellings begin with optional whitespace it tries them at every space: it is
-        # for short text, searched from the first of ``first_chars``.)
-        self.hazard = (
-            re.compile(_trie_pattern(spellings, prefixes=False) + "|" + _trie_pattern(short, prefixes=True) + r"\Z")
-            if short and not self._long
-            else self.first_chars
-        )
         self._longest = max(len(s) for s in spellings)
         # A spelling that contains another one past its first character (a long preamble
         # quoting "<tool_call>") could still be growing around a shorter match.
@@ -270,6 +258,14 @@ class DelimiterMatcher:
             tried = at + 1  # (a spelling that needs whitespace before it, written without)
         # Text thick with spellings written without the whitespace they need: one scan in C.
         return self._regex.search(text, tried, end)
+
+    def holds_no_delimiter(self, text: str, at: int) -> bool:
+        """Does ``text``, where ``first_chars`` found nothing before ``at``, hold no spelling and
+        not end with the beginning of one? All of it is then text, none held back: a streaming
+        delta with a "<" or a newline of prose in it need not take the general way."""
+        if self._long:
+            return False  # (their prefixes are not in the tail regex)
+        return self._regex.search(text, at) is None and self._tail.search(text, max(at, len(text) - self._longest)) is None
 
     def _match_before(self, text: str, tried: int, at: int, end: int) -> re.Match[str] | None:
         """A spelling whose lead is at ``at``: it starts there or after up to ``slack``
