@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
 from chatcodec.parse.engine import STRAY, Piece
-from chatcodec.parse.json_scan import JsonWalk
+from chatcodec.parse.json_scan import JsonWalk, ValueScanner
 from chatcodec.errors import ParseError
 from chatcodec.events import (
     ContentDelta,
@@ -98,10 +98,11 @@ class AssistantAssembler:
         # After ``handle_text`` added visible text: where the next such text goes (the
         # message's list, the event it makes, the open span to grow by its length), else None.
         self.lane: tuple[Callable[[str], None], Callable[[str], Event], list[Any]] | None = None
-        # After ``handle_json_text`` took a delta of a call's arguments that leaves a string
-        # inside them open: that call. Text with no quote or backslash goes on with the string
-        # and the arguments as written (``go_on_in_string``), else None.
-        self.string_lane: ToolCallBlock | None = None
+        # After ``handle_json_text`` took a delta that went on with a call's arguments as
+        # written, inside a value the walk scans: the call and the value's scanner. Text that
+        # does not end the value goes on with the arguments the same way
+        # (``go_on_in_arguments``), else None.
+        self.arguments_lane: tuple[ToolCallBlock, ValueScanner] | None = None
 
     def parts(self) -> list[object]:
         """The objects holding the rest of its state: the calls read, and the syntax's reader."""
@@ -224,7 +225,7 @@ class AssistantAssembler:
         member whose value all of it went on with (the walk recorded no event for it), else
         None (the walk recorded what it found). A delta inside a call's arguments goes straight
         to them, as written; anything else takes the general way."""
-        self.string_lane = None
+        self.arguments_lane = None
         call = self._call
         if key is None or call is None or self.silent or start < self._base:
             if key is not None:
@@ -246,17 +247,19 @@ class AssistantAssembler:
             return self._take_events()
         call.arguments_parts.append(text)
         delta = ToolCallArgumentsDelta(call.index, text)
-        if walk.in_open_string():
-            self.string_lane = call
+        value = walk.scanned_value()
+        if value is not None:
+            self.arguments_lane = (call, value)
         if self._events:
             self._events.append(delta)
             return self._take_events()
         return [delta]
 
-    def go_on_in_string(self, call: ToolCallBlock, text: str) -> ToolCallArgumentsDelta:
-        """``handle_json_text`` of ``text`` (no quote or backslash) right after the delta that
-        set ``string_lane`` to ``call``: all of it goes on with the string, so the walk only
-        moves on and the text is the arguments' as written."""
+    def go_on_in_arguments(self, call: ToolCallBlock, text: str) -> ToolCallArgumentsDelta:
+        """``handle_json_text`` of ``text`` right after the delta that set ``arguments_lane`` to
+        ``call``, where the caller has scanned ``text`` and it did not end the value (or it
+        went on with a string: no quote or backslash): the walk only moves on, and the text
+        is the arguments' as written."""
         walk = call.walk
         length = len(text)
         # (what ``JsonWalk.continue_value`` does with such text, written out)

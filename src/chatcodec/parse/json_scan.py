@@ -25,6 +25,7 @@ from typing import Literal
 _decoder = json.JSONDecoder()
 _WS = re.compile(r"[ \t\n\r]*")
 _STRUCTURE = re.compile(r'["{}\[\]]')
+CLOSER = re.compile(r"[}\]]")  # a character that may end a container
 _STRING_SPECIAL = STRING_SPECIAL = re.compile(r'["\\]')
 _SCALAR_END = re.compile(r"[,}\]\s]")
 _ESCAPED_CHAR = re.compile(r"\\.", re.DOTALL)
@@ -381,6 +382,15 @@ class JsonWalk:
         string literal being read, with no quote or backslash (so no delimiter begins in it:
         a delimiter spelled inside a string is text)?"""
         return self.pos == at and self.in_open_string() and _STRING_SPECIAL.search(text) is None
+
+    def scanned_value(self) -> ValueScanner | None:
+        """The scanner of the member's value the walk stands in (a string, or a container),
+        where reading on is only scanning it: text that does not end it changes nothing else
+        but ``pos`` and ``examined`` (see ``continue_value``); else None."""
+        value = self._value
+        if value is not None and self.state == "value" and self._tracker is None and value.mode in _NESTED:
+            return value
+        return None
 
     def in_open_string(self) -> bool:
         """Is the walk inside a string literal of a member's value (a string, or one inside a

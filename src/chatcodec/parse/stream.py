@@ -17,7 +17,7 @@ from chatcodec.events import Diagnostic, Event, FinishReason
 from chatcodec.formats.base import Format
 from chatcodec.messages import Message
 from chatcodec.parse.prefilled import start_after_prefill
-from chatcodec.parse.json_scan import STRING_SPECIAL
+from chatcodec.parse.json_scan import CLOSER, STRING_SPECIAL, ValueScanner
 from chatcodec.parse.spans import Span
 from chatcodec.parse.toolcalls import ToolCallBlock
 
@@ -25,6 +25,7 @@ BLOCK = 4096  # deltas between two joins of the text gathered so far
 LAST_OF_BLOCK = BLOCK - 1  # (the delta that completes a block takes the general way)
 # The short way for a delta of visible text: see ``AssistantAssembler.lane``.
 _STRING_SPECIAL = STRING_SPECIAL.search
+_CLOSER = CLOSER.search
 _Lane = tuple[Callable[[str], None], Callable[[str], Event], list[Any]]
 
 
@@ -71,7 +72,7 @@ class StreamParser:
         self._chunk_blocks: list[str] = []  # every BLOCK chunks, joined
         self._closed = False
         self._lane: _Lane | None = None
-        self._string_lane: ToolCallBlock | None = None
+        self._arguments_lane: tuple[ToolCallBlock, ValueScanner] | None = None
         if prefill:
             # The prompt's own opening of the assistant turn (``<think>``, a prefill): it sets
             # the state but is not part of the completion.
@@ -93,15 +94,22 @@ class StreamParser:
                 lane[2][2] += length
                 engine.advance(length)
                 return [lane[1](text)]
-        string_call = self._string_lane
-        if string_call is not None and text and _STRING_SPECIAL(text) is None:
-            # A delta inside a string of a call's arguments, after one that went on with them
-            # as written: the same again (see ``AssistantAssembler.string_lane``).
-            chunks = self._chunks
-            if len(chunks) < LAST_OF_BLOCK:
-                chunks.append(text)
+        arguments = self._arguments_lane
+        if arguments is not None and text and len(self._chunks) < LAST_OF_BLOCK:
+            # A delta inside a call's arguments, after one that went on with them as written
+            # (see ``AssistantAssembler.arguments_lane``): the same again, if it does not end
+            # the value the walk scans.
+            call, value = arguments
+            if value.in_string and not value.escaped and _STRING_SPECIAL(text) is None:
+                pass  # more of a string (every delimiter spelled in it is text)
+            elif value.mode == "container" and _CLOSER(text) is None and self._holds_no_delimiter(text):
+                value.continue_nested(text, 0, len(text))  # (no bracket closes: it cannot end)
+            else:
+                arguments = None
+            if arguments is not None:
+                self._chunks.append(text)
                 self._engine.advance(len(text))
-                return [self._assembler.go_on_in_string(string_call, text)]
+                return [self._assembler.go_on_in_arguments(call, text)]
         if self._closed:
             raise ValueError("feed() after close()")
         chunks = self._chunks
@@ -119,20 +127,26 @@ class StreamParser:
                 events = self._assembler.handle_json_text(
                     engine.run or STRAY, text, start, body, engine.value_text_of
                 )
-                self._string_lane = self._assembler.string_lane
+                self._arguments_lane = self._assembler.arguments_lane
                 return events
             # In a run of visible text, the next delta may take the lane the assembler leaves.
             events = self._assembler.handle_text(engine.run or STRAY, text, start)
             self._lane = self._assembler.lane
-            self._string_lane = None
+            self._arguments_lane = None
             return events
         self._lane = None
-        self._string_lane = None
+        self._arguments_lane = None
         pieces = engine.feed(text)
         if self._pending:
             events, self._pending = self._pending, []
             return events + self._assembler.handle(pieces)
         return self._assembler.handle(pieces)
+
+    def _holds_no_delimiter(self, text: str) -> bool:
+        """Is ``text``, after a delta ``Engine.continue_text`` took, text all through for it?"""
+        engine = self._engine
+        first = engine.delimiter_start(text)  # type: ignore[misc]
+        return first is None or engine.holds_no_delimiter(text, first.start())
 
     def _take_pieces(self, pieces: list[Piece]) -> None:
         self._pending += self._assembler.handle(pieces)
@@ -142,7 +156,7 @@ class StreamParser:
             return []
         self._closed = True
         self._lane = None
-        self._string_lane = None
+        self._arguments_lane = None
         events = self._assembler.handle(self._engine.close())
         if self._pending:
             events, self._pending = self._pending + events, []
