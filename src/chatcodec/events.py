@@ -51,10 +51,12 @@ class ToolCallArgumentsDelta:
         _set_arguments_text(self, text)
 
 
-_set_reasoning_text = ReasoningDelta.text.__set__  # type: ignore[attr-defined]
-_set_content_text = ContentDelta.text.__set__  # type: ignore[attr-defined]
-_set_arguments_index = ToolCallArgumentsDelta.index.__set__  # type: ignore[attr-defined]
-_set_arguments_text = ToolCallArgumentsDelta.text.__set__  # type: ignore[attr-defined]
+# (The slots' descriptors, read by name: a type checker takes a slot read off the class for
+# the instance attribute.)
+_set_reasoning_text = getattr(ReasoningDelta, "text").__set__
+_set_content_text = getattr(ContentDelta, "text").__set__
+_set_arguments_index = getattr(ToolCallArgumentsDelta, "index").__set__
+_set_arguments_text = getattr(ToolCallArgumentsDelta, "text").__set__
 
 _UNREAD = object()  # ``ToolCallEnd.parsed`` not decoded yet
 

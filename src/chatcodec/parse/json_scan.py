@@ -93,6 +93,20 @@ class ValueScanner:
             return match.start()
         return self.continue_nested(text, pos, stop)
 
+    def goes_on_with(self, text: str) -> bool:
+        """Scan all of ``text`` as more of this container, if it does not end it; if it would,
+        leave the scanner as it was and say so (the caller reads the text the general way)."""
+        if self.mode != "container":
+            return False
+        if CLOSER.search(text) is None:
+            self.continue_nested(text, 0, len(text))  # (no bracket closes: it cannot end)
+            return True
+        depth, in_string, escaped = self.depth, self.in_string, self.escaped
+        if self.continue_nested(text, 0, len(text)) is None:
+            return True
+        self.depth, self.in_string, self.escaped, self.done = depth, in_string, escaped, False
+        return False
+
     def continue_nested(self, text: str, pos: int, stop: int) -> int | None:
         while pos < stop:
             if self.escaped:

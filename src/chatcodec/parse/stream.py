@@ -17,7 +17,7 @@ from chatcodec.events import Diagnostic, Event, FinishReason
 from chatcodec.formats.base import Format
 from chatcodec.messages import Message
 from chatcodec.parse.prefilled import start_after_prefill
-from chatcodec.parse.json_scan import CLOSER, STRING_SPECIAL, ValueScanner
+from chatcodec.parse.json_scan import STRING_SPECIAL, ValueScanner
 from chatcodec.parse.spans import Span
 from chatcodec.parse.toolcalls import ToolCallBlock
 
@@ -25,7 +25,6 @@ BLOCK = 4096  # deltas between two joins of the text gathered so far
 LAST_OF_BLOCK = BLOCK - 1  # (the delta that completes a block takes the general way)
 # The short way for a delta of visible text: see ``AssistantAssembler.lane``.
 _STRING_SPECIAL = STRING_SPECIAL.search
-_CLOSER = CLOSER.search
 _Lane = tuple[Callable[[str], None], Callable[[str], Event], list[Any]]
 
 
@@ -102,9 +101,7 @@ class StreamParser:
             call, value = arguments
             if value.in_string and not value.escaped and _STRING_SPECIAL(text) is None:
                 pass  # more of a string (every delimiter spelled in it is text)
-            elif value.mode == "container" and _CLOSER(text) is None and self._holds_no_delimiter(text):
-                value.continue_nested(text, 0, len(text))  # (no bracket closes: it cannot end)
-            else:
+            elif not (self._holds_no_delimiter(text) and value.goes_on_with(text)):
                 arguments = None
             if arguments is not None:
                 self._chunks.append(text)
