@@ -60,7 +60,10 @@ class Engine:
         self._stack = self._stepper.initial  # the LALR state stack, stepped through a cache
         self._buffer = ""
         self._pos = 0  # index in _buffer of the first unconsumed character
-        self._offset = 0  # absolute input position of _buffer[0]
+        # The absolute input position of _buffer[0]. After ``continue_text``, a taker of the
+        # same run's next text that reads it as ``continue_text`` would (a stream's lane) moves
+        # it on by the text's length.
+        self.offset = 0
         # The terminal of the run of free text the input is inside, if any, and the walk of
         # its JSON, when the run is a JSON body (read by the stream; written here only).
         self.run: str | None = None
@@ -81,7 +84,7 @@ class Engine:
     @property
     def position(self) -> int:
         """Absolute position of the first character not yet handed out."""
-        return self._offset + self._pos
+        return self.offset + self._pos
 
     def accepts_end(self) -> bool:
         """Could the text end here (no block the grammar requires closing is open)?"""
@@ -107,7 +110,7 @@ class Engine:
         search = self.delimiter_start
         if search is None:
             search = self.delimiter_start = self._info().matcher.first_chars.search
-        start = self._offset + self._pos
+        start = self.offset + self._pos
         first = search(text)
         if (
             first is not None
@@ -118,7 +121,7 @@ class Engine:
         end = start + len(text)
         if self.json_body is not None:
             self.value_text_of = self.json_body.continue_value(text, start, end)
-        self._offset = end
+        self.offset = end
         self._buffer = ""
         self._pos = 0
         return start
@@ -128,11 +131,6 @@ class Engine:
         with nothing to hold back (``DelimiterMatcher.holds_no_delimiter``)? (Long text is
         not asked: its search may cost what reading it the general way does.)"""
         return len(text) <= SHORT_DELTA and self._info().matcher.holds_no_delimiter(text, at)
-
-    def advance(self, length: int) -> None:
-        """Take ``length`` characters as more of the run ``continue_text`` last continued
-        (nothing taken since), as ``continue_text`` would."""
-        self._offset += length
 
     def feed(self, text: str) -> list[Piece]:
         if self.closed:
@@ -147,10 +145,10 @@ class Engine:
         ):
             # The common streaming case: nothing is held back and no delimiter can even start
             # in this delta, so all of it continues the current run.
-            start = self._offset + self._pos
+            start = self.offset + self._pos
             if self.json_body is not None:
                 self.json_body.scan(text, start, start + len(text))
-            self._offset = start + len(text)
+            self.offset = start + len(text)
             self._buffer = ""
             self._pos = 0
             piece = Piece(run, text, start, run_start=self._run_fresh, json=self.json_body)
@@ -158,7 +156,7 @@ class Engine:
             return [piece]
         # Only the held-back tail (shorter than the longest delimiter) is kept from before.
         self._buffer = self._buffer[self._pos :] + text
-        self._offset += self._pos
+        self.offset += self._pos
         self._pos = 0
         out: list[Piece] = []
         self._process(out, final=False)
@@ -235,13 +233,13 @@ class Engine:
                 # What the walk has read is JSON (a value the C decoder read whole, or the body
                 # up to its end), and no delimiter can begin inside JSON but within a string:
                 # the search starts after it.
-                pos = max(pos, min(end, body.json_end - self._offset))
+                pos = max(pos, min(end, body.json_end - self.offset))
             found = info.matcher.search(buffer, pos, end, final)
             if isinstance(found, int):
                 return found
-            if not body.inside(buffer, self._offset, self._offset + found.start, safe, buffer[found.start : found.end]):
+            if not body.inside(buffer, self.offset, self.offset + found.start, safe, buffer[found.start : found.end]):
                 return found
-            covered = body.read_whole_until(self._offset + found.start) - self._offset
+            covered = body.read_whole_until(self.offset + found.start) - self.offset
             if covered > found.start + 1:
                 # A value read whole holds this delimiter, and every other one that starts and
                 # ends inside it: look again only where one could reach past its end.
@@ -259,10 +257,10 @@ class Engine:
         self.run = terminal
         shape = JSON_SHAPES.get(terminal)
         if shape is not None:
-            self.json_body = JsonWalk(self._offset + index, shape, record=terminal in JSON_READ)
+            self.json_body = JsonWalk(self.offset + index, shape, record=terminal in JSON_READ)
 
     def _text(self, out: list[Piece], text: str, index: int) -> Piece:
-        start = self._offset + index
+        start = self.offset + index
         body = self.json_body
         if body is not None:
             # The body is scanned through every character handed out, so a reader of this
@@ -276,7 +274,7 @@ class Engine:
     def _delimiter(self, out: list[Piece], buffer: str, found: Found) -> int:
         text = buffer[found.start : found.end]
         self._step(found.terminal)
-        out.append(Piece(found.terminal, text, self._offset + found.start, delimiter=True, run_start=True))
+        out.append(Piece(found.terminal, text, self.offset + found.start, delimiter=True, run_start=True))
         return found.end
 
     def _valid_here(self, terminal: str) -> bool:

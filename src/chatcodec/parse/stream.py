@@ -91,7 +91,7 @@ class StreamParser:
                 lane[0](text)
                 length = len(text)
                 lane[2][2] += length
-                engine.advance(length)
+                engine.offset += length
                 return [lane[1](text)]
         arguments = self._arguments_lane
         if arguments is not None and text and len(self._chunks) < LAST_OF_BLOCK:
@@ -105,7 +105,7 @@ class StreamParser:
                 arguments = None
             if arguments is not None:
                 self._chunks.append(text)
-                self._engine.advance(len(text))
+                self._engine.offset += len(text)
                 return [self._assembler.go_on_in_arguments(call, text)]
         if self._closed:
             raise ValueError("feed() after close()")
