@@ -321,15 +321,15 @@ _JSON_CHARACTERS = st.sampled_from(list('{}[]:," \\\n\t0123456789.-+eEtruefalsnN
 def test_the_quick_object_check_accepts_only_what_the_json_module_reads_as_an_object(
     value: Any, edits: list[tuple[int, int, str]]
 ) -> None:
-    from chatcodec.parse.whole import _is_json_object
+    from chatcodec.parse.json_scan import is_json_object
 
     text = json.dumps(value, ensure_ascii=False)
     if isinstance(value, dict) and not edits:
-        assert _is_json_object(text)
+        assert is_json_object(text)
     for at, removed, inserted in edits:
         at %= len(text) + 1
         text = text[:at] + inserted + text[at + removed :]
-    if _is_json_object(text):
+    if is_json_object(text):
         assert isinstance(json.loads(text), dict), text
 
 

@@ -22,6 +22,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from pydantic_core import SchemaValidator, core_schema
+
 _decoder = json.JSONDecoder()
 _WS = re.compile(r"[ \t\n\r]*")
 _STRUCTURE = re.compile(r'["{}\[\]]')
@@ -619,3 +621,24 @@ def _odd_quotes(text: str, start: int, index: int) -> bool:
     if "\\" in segment:
         segment = _ESCAPED_CHAR.sub("", segment)
     return bool(segment.count('"') & 1)
+
+
+# Checks that a text is one JSON object without building its values: an object with no
+# declared keys that ignores every key it meets, so the Rust parser reads all of it and
+# returns an empty dict (about half the cost of decoding; nothing here needs the values,
+# which ``FunctionCall.parsed_arguments`` decodes when asked).
+_OBJECT_CHECK = SchemaValidator(core_schema.typed_dict_schema({}, extra_behavior="ignore"))
+
+
+def is_json_object(text: str) -> bool:
+    """Is ``text`` exactly one JSON object? (Checked by pydantic-core's Rust parser, which never
+    accepts what the json module refuses; what it refuses and the json module takes, an escaped
+    lone surrogate or nesting past its depth limit, is decoded the long way.)"""
+    try:
+        # An ASCII string is its own UTF-8 and is read in place; any other is given as a
+        # temporary UTF-8 copy (given the string, the parser would cache one in it, and the
+        # message keeps the string).
+        _OBJECT_CHECK.validate_json(text if text.isascii() else text.encode())
+    except (ValueError, RecursionError):  # (a ValidationError is a ValueError)
+        return False
+    return True

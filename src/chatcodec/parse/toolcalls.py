@@ -17,7 +17,7 @@ from typing import Any
 
 from chatcodec.events import ContentDelta, Event, ReasoningDelta, ToolCallArgumentsDelta, ToolCallEnd, ToolCallStart
 from chatcodec.messages import new_tool_call_id
-from chatcodec.parse.json_scan import JsonWalk
+from chatcodec.parse.json_scan import JsonWalk, is_json_object
 
 
 @dataclass
@@ -164,7 +164,9 @@ class ToolCalls:
         if not call.arguments_parts:
             self.arguments_text(call, "{}")
         arguments = "".join(call.arguments_parts)
-        if not call.has_parsed:
+        # (Arguments are nearly always one object: checked without building it. Anything else
+        # is decoded to tell valid JSON from not.)
+        if not call.has_parsed and not is_json_object(arguments):
             try:
                 json.loads(arguments)
             except json.JSONDecodeError:

@@ -28,18 +28,12 @@ from chatcodec.events import FinishReason
 from chatcodec.formats.base import Format
 from chatcodec.messages import ToolCall, assembled_call, assembled_message, new_tool_call_id
 from chatcodec.parse.grammar import FamilyGrammar
+from chatcodec.parse.json_scan import is_json_object
 from chatcodec.parse.readers import ARGUMENT_KEYS, NOT_A_NAME
 from chatcodec.parse.spans import Span
 from chatcodec.parse.stream import ParseResult
 
-from pydantic_core import SchemaValidator
-from pydantic_core import core_schema
 
-# Checks that a text is one JSON object without building its values: an object with no
-# declared keys that ignores every key it meets, so the Rust parser reads all of it and
-# returns an empty dict (about half the cost of decoding; nothing here needs the values,
-# which ``FunctionCall.parsed_arguments`` decodes when asked).
-_OBJECT_CHECK = SchemaValidator(core_schema.typed_dict_schema({}, extra_behavior="ignore"))
 _decoder = json.JSONDecoder()
 _scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
 _WS = " \t\n\r"
@@ -448,7 +442,7 @@ class WholeTextReader:
             return None
         arguments = text[start : brace + 1]
         matched = closing_at(text, brace + 1)
-        if matched is None or matched.end() != brace + len(closing) or not _is_json_object(arguments):
+        if matched is None or matched.end() != brace + len(closing) or not is_json_object(arguments):
             return None
         return brace + len(closing), after_call, assembled_call(new_tool_call_id(), name, arguments)
 
@@ -623,7 +617,7 @@ class WholeTextReader:
         if close > key.end() and text[close - 1] == "}":
             value_end = _end_of_value(text, key.end(), close - 1)
             arguments = text[key.end() : value_end]
-            if _is_json_object(arguments):
+            if is_json_object(arguments):
                 return name, arguments, close
         try:
             value, value_end = _decoder.raw_decode(text, key.end())
@@ -665,26 +659,12 @@ def _end_of_value(text: str, start: int, stop: int) -> int:
     return stop
 
 
-def _is_json_object(text: str) -> bool:
-    """Is ``text`` exactly one JSON object? (Checked by pydantic-core's Rust parser, which never
-    accepts what the json module refuses; what it refuses and the json module takes, an escaped
-    lone surrogate or nesting past its depth limit, is decoded the long way.)"""
-    try:
-        # An ASCII string is its own UTF-8 and is read in place; any other is given as a
-        # temporary UTF-8 copy (given the string, the parser would cache one in it, and the
-        # message keeps the string).
-        _OBJECT_CHECK.validate_json(text if text.isascii() else text.encode())
-    except (ValueError, RecursionError):  # (a ValidationError is a ValueError)
-        return False
-    return True
-
-
 def _arguments_value(text: str, pos: int, stop: int) -> tuple[str, int] | None:
     """A JSON object at ``pos`` (after whitespace), best ending before ``stop``: as written,
     and where it ends."""
     start = _SPACE.match(text, pos).end()  # type: ignore[union-attr]
     end = _end_of_value(text, start, stop)
-    if _is_json_object(text[start:end]):
+    if is_json_object(text[start:end]):
         return text[start:end], end
     try:
         arguments, end = _decoder.raw_decode(text, start)
