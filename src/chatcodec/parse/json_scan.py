@@ -100,6 +100,8 @@ class ValueScanner:
         leave the scanner as it was and say so (the caller reads the text the general way)."""
         if self.mode != "container":
             return False
+        if not self.in_string and _STRUCTURE.search(text) is None:
+            return True  # (a number, a comma, a colon: nothing to scan for)
         if CLOSER.search(text) is None:
             self.continue_nested(text, 0, len(text))  # (no bracket closes: it cannot end)
             return True

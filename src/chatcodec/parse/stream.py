@@ -101,8 +101,13 @@ class StreamParser:
             call, value = arguments
             if value.in_string and not value.escaped and _STRING_SPECIAL(text) is None:
                 pass  # more of a string (every delimiter spelled in it is text)
-            elif not (self._holds_no_delimiter(text) and value.goes_on_with(text)):
-                arguments = None
+            else:
+                first = self._engine.delimiter_start(text)  # type: ignore[misc]
+                if not (
+                    (first is None or self._engine.holds_no_delimiter(text, first.start()))
+                    and value.goes_on_with(text)
+                ):
+                    arguments = None
             if arguments is not None:
                 self._chunks.append(text)
                 self._engine.offset += len(text)
@@ -138,12 +143,6 @@ class StreamParser:
             events, self._pending = self._pending, []
             return events + self._assembler.handle(pieces)
         return self._assembler.handle(pieces)
-
-    def _holds_no_delimiter(self, text: str) -> bool:
-        """Is ``text``, after a delta ``Engine.continue_text`` took, text all through for it?"""
-        engine = self._engine
-        first = engine.delimiter_start(text)  # type: ignore[misc]
-        return first is None or engine.holds_no_delimiter(text, first.start())
 
     def _take_pieces(self, pieces: list[Piece]) -> None:
         self._pending += self._assembler.handle(pieces)
