@@ -20,7 +20,8 @@ from chatcodec.parse.lexer import Found
 
 STRAY = "STRAY"  # free text where the grammar accepts none (e.g. after the end token)
 # A delta this short in which a character a delimiter may start with stands is asked whether a
-# delimiter or the beginning of one is really there (``holds_no_delimiter``).
+# delimiter or the beginning of one is really there (``DelimiterMatcher.holds_no_delimiter``:
+# on long text, that search may cost what reading it the general way does).
 SHORT_DELTA = 64
 SINK_BATCH = 32  # pieces handed to a sink at a time
 
@@ -77,6 +78,9 @@ class Engine:
         # The current state's search for characters a delimiter may start with (cached with
         # the state's info; read by the stream's lane for visible text, after ``continue_text``).
         self.delimiter_start: Callable[[str], re.Match[str] | None] | None = None
+        # ... and its ``holds_no_delimiter``, for short text ``delimiter_start`` found
+        # something in (``SHORT_DELTA``).
+        self.holds_no_delimiter: Callable[[str, int], bool] | None = None
         self.closed = False
         # Given, it takes the pieces of a long text in batches while the text is read.
         self.sink: Callable[[list[Piece]], None] | None = None
@@ -109,12 +113,14 @@ class Engine:
             return -1
         search = self.delimiter_start
         if search is None:
-            search = self.delimiter_start = self._info().matcher.first_chars.search
+            matcher = self._info().matcher
+            search = self.delimiter_start = matcher.first_chars.search
+            self.holds_no_delimiter = matcher.holds_no_delimiter
         start = self.offset + self._pos
         first = search(text)
         if (
             first is not None
-            and not self.holds_no_delimiter(text, first.start())
+            and (len(text) > SHORT_DELTA or not self.holds_no_delimiter(text, first.start()))  # type: ignore[misc]
             and (self.json_body is None or not self.json_body.holds_in_string(start, text))
         ):
             return -1
@@ -125,12 +131,6 @@ class Engine:
         self._buffer = ""
         self._pos = 0
         return start
-
-    def holds_no_delimiter(self, text: str, at: int) -> bool:
-        """Is short ``text``, in which ``delimiter_start`` found ``at`` first, text all through,
-        with nothing to hold back (``DelimiterMatcher.holds_no_delimiter``)? (Long text is
-        not asked: its search may cost what reading it the general way does.)"""
-        return len(text) <= SHORT_DELTA and self._info().matcher.holds_no_delimiter(text, at)
 
     def feed(self, text: str) -> list[Piece]:
         if self.closed:
@@ -287,7 +287,7 @@ class Engine:
 
     def _step(self, terminal: str) -> None:
         self._state_info = None
-        self.delimiter_start = None
+        self.delimiter_start = self.holds_no_delimiter = None
         after = self._stepper.step(self._stack, terminal)
         if after is None:  # pragma: no cover - a grammar bug, not bad input
             raise GrammarError(f"grammar {self.grammar.name!r} rejected {terminal} it offered")

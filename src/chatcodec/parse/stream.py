@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from chatcodec.parse.assistant import AssistantAssembler, ReaderState
-from chatcodec.parse.engine import STRAY, Engine, Piece
+from chatcodec.parse.engine import SHORT_DELTA, STRAY, Engine, Piece
 from chatcodec.events import Diagnostic, Event, FinishReason
 from chatcodec.formats.base import Format
 from chatcodec.messages import Message
@@ -85,7 +85,9 @@ class StreamParser:
             # A delta of visible text in a run of it, with no delimiter and not ending with the
             # beginning of one (``Engine.continue_text``): straight into the message (what the
             # general way below does with it).
-            if (first is None or engine.holds_no_delimiter(text, first.start())) and len(self._chunks) < LAST_OF_BLOCK:
+            if (
+                first is None or (len(text) <= SHORT_DELTA and engine.holds_no_delimiter(text, first.start()))  # type: ignore[misc]
+            ) and len(self._chunks) < LAST_OF_BLOCK:
                 chunks = self._chunks
                 chunks.append(text)
                 lane[0](text)
@@ -102,9 +104,10 @@ class StreamParser:
             if value.in_string and not value.escaped and _STRING_SPECIAL(text) is None:
                 pass  # more of a string (every delimiter spelled in it is text)
             else:
-                first = self._engine.delimiter_start(text)  # type: ignore[misc]
+                engine = self._engine
+                first = engine.delimiter_start(text)  # type: ignore[misc]
                 if not (
-                    (first is None or self._engine.holds_no_delimiter(text, first.start()))
+                    (first is None or (len(text) <= SHORT_DELTA and engine.holds_no_delimiter(text, first.start())))  # type: ignore[misc]
                     and value.goes_on_with(text)
                 ):
                     arguments = None
