@@ -550,6 +550,9 @@ def test_a_delta_inside_a_calls_arguments_costs_about_what_plain_text_does(delta
     assert plain <= 10, plain
     assert per_delta("<think>\nabc ", "a<b\nc") <= 18  # "<" and a newline that begin nothing
     assert inside * 1.25 <= general, (inside, general)
+    # The arguments lane: a string's text is a search and the appends; a delta with quotes or
+    # brackets adds their scan (a few regex searches), no piece and no member reading.
+    assert inside <= (11 if delta == "abcd" else 22), inside
     parser = codec.stream()
     events = parser.feed(prefix) + [event for _ in range(1000) for event in parser.feed(delta)]
     arguments = "".join(event.text for event in events if isinstance(event, ToolCallArgumentsDelta))

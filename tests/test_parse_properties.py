@@ -256,3 +256,41 @@ def test_the_fast_find_far_past_the_false_starts(name: str, distance: int) -> No
             fast = matcher.find(text, pos, end)
             slow = matcher.pattern.search(text, pos, end)
             assert (fast and fast.span()) == (slow and slow.span()), (spelling, pos, end)
+
+
+# A call's arguments as models write them: nested, with strings that hold quotes, backslashes,
+# brackets and the format's own delimiters (text inside a string).
+_ARGUMENT_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.lists(st.sampled_from(list('ab "\\{}[]<>/:,\né😀') + ["</tool_call>", "<tool_call>"]), max_size=8).map("".join),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text("abc", max_size=3), inner, max_size=4),
+    max_leaves=15,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.dictionaries(st.text("xyz", min_size=1, max_size=3), _ARGUMENT_VALUES, max_size=4),
+    st.booleans(),
+    st.lists(st.integers(1, 9), min_size=1, max_size=5),
+)
+def test_a_calls_arguments_streamed_in_any_deltas_are_read_as_at_once(
+    arguments: dict[str, Any], ascii_only: bool, sizes: list[int]
+) -> None:
+    # Most deltas of a call take the stream's arguments lane (a string's text, a number, a
+    # member that does not close the object); a delta that closes the arguments, or one that
+    # holds a delimiter outside a string, must leave it and read the rest as one-shot does.
+    written = json.dumps(arguments, ensure_ascii=ascii_only)
+    completion = f'<think>\nok\n</think>\n\nSure.\n<tool_call>\n{{"name": "f", "arguments": {written}}}\n</tool_call>'
+    codec = CODECS["qwen3"]
+    whole_events, whole = feed_in_chunks(codec, completion, [len(completion)], reasoning=None)
+    events, chunked = feed_in_chunks(codec, completion, sizes, reasoning=None)
+    assert normalized(chunked.message) == normalized(whole.message)
+    assert chunked.spans == whole.spans and chunked.diagnostics == whole.diagnostics == []
+    (call,) = chunked.message.tool_calls or []
+    assert json.loads(call.function.arguments) == arguments
+    streamed = "".join(event.text for event in events if isinstance(event, ToolCallArgumentsDelta))
+    assert streamed == call.function.arguments == written
