@@ -529,8 +529,15 @@ def _describe_validation_error(where: str, exc: ValidationError) -> str:
 # -- messages the parser builds -------------------------------------------------------------------
 
 _PRIVATE_DEFAULTS: dict[type, dict[str, Any]] = {}
-_set = object.__setattr__  # pydantic models refuse plain attribute assignment of these slots
 _new = object.__new__
+# The slots' own setters (pydantic models refuse plain attribute assignment of them): faster
+# than ``object.__setattr__`` by name, which looks each one up, and a parse builds a call object
+# and its function per call.
+_BASE_SLOTS = vars(BaseModel)
+_set_dict = _BASE_SLOTS["__dict__"].__set__
+_set_fields_set = _BASE_SLOTS["__pydantic_fields_set__"].__set__
+_set_extra = _BASE_SLOTS["__pydantic_extra__"].__set__
+_set_private = _BASE_SLOTS["__pydantic_private__"].__set__
 
 
 def _private_defaults(cls: type[BaseModel]) -> dict[str, Any]:
@@ -547,25 +554,25 @@ def _assembled(cls: type[BaseModel], fields: dict[str, Any], extra: dict[str, An
     ``model_construct`` gives with every field passed, without its per-field lookups (a parse
     builds a message and a call object per call, so this is on the one-shot hot path)."""
     built = _new(cls)
-    _set(built, "__dict__", fields)
-    _set(built, "__pydantic_fields_set__", set(fields))
-    _set(built, "__pydantic_extra__", extra)
-    _set(built, "__pydantic_private__", dict(_private_defaults(cls)))
+    _set_dict(built, fields)
+    _set_fields_set(built, set(fields))
+    _set_extra(built, extra)
+    _set_private(built, dict(_private_defaults(cls)))
     return built
 
 
 def assembled_call(call_id: str | None, name: str, arguments: str) -> ToolCall:
     """A parsed tool call (see ``_assembled``; both objects built inline, one per call)."""
     function = _new(FunctionCall)
-    _set(function, "__dict__", {"name": name, "arguments": arguments})
-    _set(function, "__pydantic_fields_set__", {"name", "arguments"})
-    _set(function, "__pydantic_extra__", None)
-    _set(function, "__pydantic_private__", dict(_FUNCTION_PRIVATE))
+    _set_dict(function, {"name": name, "arguments": arguments})
+    _set_fields_set(function, {"name", "arguments"})
+    _set_extra(function, None)
+    _set_private(function, dict(_FUNCTION_PRIVATE))
     call = _new(ToolCall)
-    _set(call, "__dict__", {"id": call_id, "type": "function", "function": function})
-    _set(call, "__pydantic_fields_set__", {"id", "type", "function"})
-    _set(call, "__pydantic_extra__", {})
-    _set(call, "__pydantic_private__", dict(_CALL_PRIVATE))
+    _set_dict(call, {"id": call_id, "type": "function", "function": function})
+    _set_fields_set(call, {"id", "type", "function"})
+    _set_extra(call, {})
+    _set_private(call, dict(_CALL_PRIVATE))
     result: ToolCall = call
     return result
 
