@@ -20,8 +20,8 @@ from chatcodec.parse.lexer import Found
 
 STRAY = "STRAY"  # free text where the grammar accepts none (e.g. after the end token)
 # A delta this short in which a character a delimiter may start with stands is asked whether a
-# delimiter or the beginning of one is really there (``DelimiterMatcher.holds_no_delimiter``:
-# on long text, that search may cost what reading it the general way does).
+# delimiter or the beginning of one is really there (``Engine.begins_nothing``: on long text,
+# that search may cost what reading it the general way does).
 SHORT_DELTA = 64
 SINK_BATCH = 32  # pieces handed to a sink at a time
 
@@ -78,9 +78,8 @@ class Engine:
         # The current state's search for characters a delimiter may start with (cached with
         # the state's info; read by the stream's lane for visible text, after ``continue_text``).
         self.delimiter_start: Callable[[str], re.Match[str] | None] | None = None
-        # ... and its ``holds_no_delimiter``, for short text ``delimiter_start`` found
-        # something in (``SHORT_DELTA``).
-        self.holds_no_delimiter: Callable[[str, int], bool] | None = None
+        # ... and its ``holds_no_delimiter`` (see ``begins_nothing``).
+        self._holds_no_delimiter: Callable[[str, int], bool] | None = None
         self.closed = False
         # Given, it takes the pieces of a long text in batches while the text is read.
         self.sink: Callable[[list[Piece]], None] | None = None
@@ -115,12 +114,12 @@ class Engine:
         if search is None:
             matcher = self._info().matcher
             search = self.delimiter_start = matcher.first_chars.search
-            self.holds_no_delimiter = matcher.holds_no_delimiter
+            self._holds_no_delimiter = matcher.holds_no_delimiter
         start = self.offset + self._pos
         first = search(text)
         if (
             first is not None
-            and (len(text) > SHORT_DELTA or not self.holds_no_delimiter(text, first.start()))  # type: ignore[misc]
+            and not self.begins_nothing(text, first)
             and (self.json_body is None or not self.json_body.holds_in_string(start, text))
         ):
             return -1
@@ -131,6 +130,12 @@ class Engine:
         self._buffer = ""
         self._pos = 0
         return start
+
+    def begins_nothing(self, text: str, first: re.Match[str]) -> bool:
+        """Is ``text``, short, in which ``delimiter_start`` found ``first``, text all through
+        (no spelling in it, none beginning at its end)? Asked by ``continue_text`` and by the
+        stream's lanes, after ``continue_text`` (which caches the state's searches)."""
+        return len(text) <= SHORT_DELTA and self._holds_no_delimiter(text, first.start())  # type: ignore[misc]
 
     def feed(self, text: str) -> list[Piece]:
         if self.closed:
@@ -287,7 +292,7 @@ class Engine:
 
     def _step(self, terminal: str) -> None:
         self._state_info = None
-        self.delimiter_start = self.holds_no_delimiter = None
+        self.delimiter_start = self._holds_no_delimiter = None
         after = self._stepper.step(self._stack, terminal)
         if after is None:  # pragma: no cover - a grammar bug, not bad input
             raise GrammarError(f"grammar {self.grammar.name!r} rejected {terminal} it offered")

@@ -27,8 +27,8 @@ from pydantic_core import SchemaValidator, core_schema
 _decoder = json.JSONDecoder()
 _WS = re.compile(r"[ \t\n\r]*")
 _STRUCTURE = re.compile(r'["{}\[\]]')
-CLOSER = re.compile(r"[}\]]")  # a character that may end a container
-_STRING_SPECIAL = STRING_SPECIAL = re.compile(r'["\\]')
+_CLOSING_BRACKET = re.compile(r"[}\]]")  # a character that may end a container
+STRING_SPECIAL = re.compile(r'["\\]')  # (also the stream's test for more of a string)
 _SCALAR_END = re.compile(r"[,}\]\s]")
 _ESCAPED_CHAR = re.compile(r"\\.", re.DOTALL)
 
@@ -102,7 +102,7 @@ class ValueScanner:
             return False
         if not self.in_string and _STRUCTURE.search(text) is None:
             return True  # (a number, a comma, a colon: nothing to scan for)
-        if CLOSER.search(text) is None:
+        if _CLOSING_BRACKET.search(text) is None:
             self.continue_nested(text, 0, len(text))  # (no bracket closes: it cannot end)
             return True
         depth, in_string, escaped = self.depth, self.in_string, self.escaped
@@ -118,7 +118,7 @@ class ValueScanner:
                 pos += 1
                 continue
             if self.in_string:
-                special = _STRING_SPECIAL.search(text, pos, stop)
+                special = STRING_SPECIAL.search(text, pos, stop)
                 if special is None:
                     return None
                 pos = special.end()
@@ -399,7 +399,16 @@ class JsonWalk:
         """Does ``text``, which starts at absolute ``at`` where the walk stands, go on with the
         string literal being read, with no quote or backslash (so no delimiter begins in it:
         a delimiter spelled inside a string is text)?"""
-        return self.pos == at and self.in_open_string() and _STRING_SPECIAL.search(text) is None
+        value = self._value
+        return (
+            self.pos == at
+            and value is not None
+            and value.in_string
+            and not value.escaped
+            and self.state == "value"
+            and self._tracker is None
+            and STRING_SPECIAL.search(text) is None
+        )
 
     def scanned_value(self) -> ValueScanner | None:
         """The scanner of the member's value the walk stands in (a string, or a container),
@@ -409,19 +418,6 @@ class JsonWalk:
         if value is not None and self.state == "value" and self._tracker is None and value.mode in _NESTED:
             return value
         return None
-
-    def in_open_string(self) -> bool:
-        """Is the walk inside a string literal of a member's value (a string, or one inside a
-        container), past any backslash? Text with no quote or backslash then goes on with
-        that value and changes nothing but ``pos`` and ``examined``."""
-        value = self._value
-        return (
-            value is not None
-            and value.in_string
-            and not value.escaped
-            and self.state == "value"
-            and self._tracker is None
-        )
 
     def hand_back(self, key: str, text: str) -> None:
         """Record the value text ``continue_value`` returned ``key`` for, as ``scan`` does."""
@@ -509,7 +505,7 @@ class JsonWalk:
             self._key_parts.append(text[pos])
             self._key_escaped = False
             return pos + 1
-        special = _STRING_SPECIAL.search(text, pos, stop)
+        special = STRING_SPECIAL.search(text, pos, stop)
         if special is None:
             self._key_parts.append(text[pos:stop])
             return stop

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from chatcodec.parse.assistant import AssistantAssembler, ReaderState
-from chatcodec.parse.engine import SHORT_DELTA, STRAY, Engine, Piece
+from chatcodec.parse.engine import STRAY, Engine, Piece
 from chatcodec.events import Diagnostic, Event, FinishReason
 from chatcodec.formats.base import Format
 from chatcodec.messages import Message
@@ -85,9 +85,7 @@ class StreamParser:
             # A delta of visible text in a run of it, with no delimiter and not ending with the
             # beginning of one (``Engine.continue_text``): straight into the message (what the
             # general way below does with it).
-            if (
-                first is None or (len(text) <= SHORT_DELTA and engine.holds_no_delimiter(text, first.start()))  # type: ignore[misc]
-            ) and len(self._chunks) < LAST_OF_BLOCK:
+            if (first is None or engine.begins_nothing(text, first)) and len(self._chunks) < LAST_OF_BLOCK:
                 chunks = self._chunks
                 chunks.append(text)
                 lane[0](text)
@@ -106,10 +104,7 @@ class StreamParser:
             else:
                 engine = self._engine
                 first = engine.delimiter_start(text)  # type: ignore[misc]
-                if not (
-                    (first is None or (len(text) <= SHORT_DELTA and engine.holds_no_delimiter(text, first.start())))  # type: ignore[misc]
-                    and value.goes_on_with(text)
-                ):
+                if not ((first is None or engine.begins_nothing(text, first)) and value.goes_on_with(text)):
                     arguments = None
             if arguments is not None:
                 self._chunks.append(text)
