@@ -15,6 +15,7 @@ parsing raised nothing.
 
 from __future__ import annotations
 
+import gc
 import json
 import random
 import sys
@@ -330,6 +331,46 @@ def test_many_tool_calls_read_at_once_use_memory_in_proportion(whole: bool) -> N
 
     peak = peak_memory(read)
     assert peak <= 4 * len(text), f"{peak / len(text):.1f} bytes per character"
+
+
+@pytest.mark.parametrize("family", ["qwen3", "deepseek", "llama3_hermes"])
+def test_a_parse_leaves_nothing_for_the_cyclic_collector(family: str) -> None:
+    # Everything a parse builds is freed by reference counting alone, the moment it is dropped:
+    # a server parses one completion per request, and a parser in a reference cycle would keep
+    # all it read (10 KB of completion: about 60 KB) until the next full collection. Streams
+    # closed and not, the one-shot path and the general way (a malformed call), transcripts.
+    codec = chatcodec.load(family)
+    good = call_text(family, '{"city": "Paris", "days": [1, 2]}') + "done"
+    broken = call_text(family, '{"city": "Par')
+    transcript = codec.render(
+        [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": "", "tool_calls": [{"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}]},
+            {"role": "tool", "content": "sunny"},
+            {"role": "assistant", "content": "Sunny."},
+        ]
+    )
+
+    def work() -> None:
+        for text in (good, broken, good + broken):
+            codec.parse(text)
+            codec.parse_detailed(text)
+            closed = codec.stream()
+            for at in range(0, len(text), 3):
+                closed.feed(text[at : at + 3])
+            closed.close()
+            codec.stream().feed(text[: len(text) // 2])  # dropped in the middle
+        codec.parse_transcript(transcript)
+
+    work()  # tables and caches built first
+    gc.collect()
+    gc.disable()
+    try:
+        work()
+        unreachable = gc.collect()
+    finally:
+        gc.enable()
+    assert unreachable == 0
 
 
 def test_a_calls_end_event_decodes_its_arguments_when_read() -> None:

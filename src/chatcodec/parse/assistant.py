@@ -7,7 +7,6 @@ from typing import Any, Literal
 
 from chatcodec.parse.engine import STRAY, Piece
 from chatcodec.parse.json_scan import JsonWalk, ValueScanner
-from chatcodec.errors import ParseError
 from chatcodec.events import (
     ContentDelta,
     Diagnostic,
@@ -20,6 +19,7 @@ from chatcodec.events import (
 )
 from chatcodec.formats.base import Format
 from chatcodec.messages import Message, assembled_call, assembled_message
+from chatcodec.parse.outlet import Outlet
 from chatcodec.parse.readers import READERS, CallReader, Schemas
 from chatcodec.parse.spans import Span
 from chatcodec.parse.toolcalls import ToolCallBlock, ToolCalls
@@ -45,7 +45,9 @@ class AssistantAssembler:
         invent_ids: bool = True,
     ) -> None:
         self.family = family
-        self._strict = strict
+        # Events, diagnostics and spans: written by the calls' bookkeeping too (see ``Outlet``).
+        out = self._out = Outlet(strict)
+        out.base = base
         # Text arrives in many small pieces; ``compact`` joins them into blocks, so that a long
         # stream of tiny deltas keeps about its characters, not a list entry per delta.
         self._content: list[str] = []
@@ -58,9 +60,9 @@ class AssistantAssembler:
         self._ended = False
         self._tool_calls = ToolCalls(
             frozenset(tools) if tools is not None else None,
-            self._emit,
-            self._diagnose,
-            self._span,
+            out.emit,
+            out.diagnose,
+            out.span,
             self._content.append,
             self._reasoning.append,
             invent_ids=invent_ids,
@@ -72,10 +74,6 @@ class AssistantAssembler:
         )
         self._closes_at_end = syntax is not None and syntax.closes_at_end
         self._call: ToolCallBlock | None = None
-        self._spans: list[Span] = []
-        self._open_span: list[Any] | None = None
-        self._diagnostics: list[Diagnostic] = []
-        self._events: list[Event] = []
         self._finish: FinishReason | None = None
         self._stray_reported = False
         self._stray_run_start = 0
@@ -90,11 +88,6 @@ class AssistantAssembler:
         # (call, terminal, member) whose value text the reader takes as written, as last asked
         self._as_written: tuple[ToolCallBlock, str, str] | None = None
         self._section_state: str | None = None
-        self._base = base
-        self.silent = False
-        # False when nobody reads the events (a whole completion parsed at once): a call's
-        # argument deltas are then let go as soon as the call ends.
-        self.keep_events = True
         # After ``handle_text`` added visible text: where the next such text goes (the
         # message's list, the event it makes, the open span to grow by its length), else None.
         self.lane: tuple[Callable[[str], None], Callable[[str], Event], list[Any]] | None = None
@@ -103,6 +96,28 @@ class AssistantAssembler:
         # does not end the value goes on with the arguments the same way
         # (``go_on_in_arguments``), else None.
         self.arguments_lane: tuple[ToolCallBlock, ValueScanner] | None = None
+
+    @property
+    def outlet(self) -> Outlet:
+        return self._out
+
+    @property
+    def silent(self) -> bool:
+        """Reading a prefill: the state changes, nothing is reported."""
+        return self._out.silent
+
+    @silent.setter
+    def silent(self, value: bool) -> None:
+        self._out.silent = value
+
+    @property
+    def keep_events(self) -> bool:
+        """False when nobody reads the events: a call's argument deltas are let go when it ends."""
+        return self._out.keep_events
+
+    @keep_events.setter
+    def keep_events(self, value: bool) -> None:
+        self._out.keep_events = value
 
     def parts(self) -> list[object]:
         """The objects holding the rest of its state: the calls read, and the syntax's reader."""
@@ -115,14 +130,14 @@ class AssistantAssembler:
         opened (a server forcing a call). Such a call is announced to the completion's reader
         with its name and the arguments written so far, as the first events.
         """
-        self._events.clear()
+        self._out.events.clear()
         self._content.clear()
         self._content_blocks.clear()
         self._reasoning.clear()
         self._reasoning_blocks.clear()
-        self._spans.clear()
-        self._open_span = None
-        self._base = base
+        self._out.spans.clear()
+        self._out.open_span = None
+        self._out.base = base
         self._calls.clear()  # calls the prompt wrote whole are the prompt's, not the completion's
         call = self._call
         if call is not None:
@@ -131,9 +146,9 @@ class AssistantAssembler:
             if call.index is not None:
                 call.index = 0
                 self._calls.append(call)
-                self._events.append(ToolCallStart(0, call.id or "", call.name or ""))
+                self._out.events.append(ToolCallStart(0, call.id or "", call.name or ""))
                 if call.arguments_parts:
-                    self._events.append(ToolCallArgumentsDelta(0, "".join(call.arguments_parts)))
+                    self._out.events.append(ToolCallArgumentsDelta(0, "".join(call.arguments_parts)))
 
     @property
     def open_call(self) -> ToolCallBlock | None:
@@ -163,37 +178,37 @@ class AssistantAssembler:
 
     def handle(self, pieces: Iterable[Piece]) -> list[Event]:
         for piece in pieces:
-            if piece.start < self._base and not self.silent:
+            if piece.start < self._out.base and not self._out.silent:
                 # Held back at the end of the prompt, completed by the completion: a delimiter
                 # keeps its effect, text keeps only the completion's characters.
                 if not piece.delimiter:
-                    cut = self._base - piece.start
+                    cut = self._out.base - piece.start
                     if cut >= len(piece.text):
                         continue
-                    piece = Piece(piece.kind, piece.text[cut:], self._base, run_start=piece.run_start, json=piece.json)
+                    piece = Piece(piece.kind, piece.text[cut:], self._out.base, run_start=piece.run_start, json=piece.json)
             kind = piece.kind
             if self._section_hold is not None:
                 self._handle(piece)
-            elif kind == "CONTENT" and piece.stray_delimiter is None and not self.silent and not self._in_reasoning:
+            elif kind == "CONTENT" and piece.stray_delimiter is None and not self._out.silent and not self._in_reasoning:
                 # The hot path of streaming: a delta of visible text.
                 text = piece.text
                 self._content.append(text)
-                self._span("content", piece.start, piece.start + len(text))
-                self._events.append(ContentDelta(text))
-            elif kind == "REASONING" and piece.stray_delimiter is None and not self.silent:
+                self._out.span("content", piece.start, piece.start + len(text))
+                self._out.events.append(ContentDelta(text))
+            elif kind == "REASONING" and piece.stray_delimiter is None and not self._out.silent:
                 text = piece.text
                 self._reasoning.append(text)
-                self._span("reasoning", piece.start, piece.start + len(text))
-                self._events.append(ReasoningDelta(text))
+                self._out.span("reasoning", piece.start, piece.start + len(text))
+                self._out.events.append(ReasoningDelta(text))
             else:
                 self._handle(piece)
-        return self._take_events()
+        return self._out.take_events()
 
     def handle_text(self, kind: str, text: str, start: int) -> list[Event]:
         """``handle`` of one piece of free text that continues a run (``Engine.continue_text``):
         visible text goes straight to the message, anything else takes the general way."""
         self.lane = None
-        if start < self._base or self.silent or self._section_hold is not None:
+        if start < self._out.base or self._out.silent or self._section_hold is not None:
             return self.handle((Piece(kind, text, start),))
         event: Callable[[str], Event]
         if kind == "CONTENT" and not self._in_reasoning:
@@ -205,19 +220,19 @@ class AssistantAssembler:
         add(text)
         delta = event(text)
         # The open span usually just grows: the same kind, ending where this text starts.
-        current = self._open_span
-        begin = start - self._base
+        current = self._out.open_span
+        begin = start - self._out.base
         if current is not None and current[2] == begin and current[0] == span_kind and current[3] is None:
             current[2] = begin + len(text)
         else:
-            self._span(span_kind, start, start + len(text))
-            current = self._open_span
+            self._out.span(span_kind, start, start + len(text))
+            current = self._out.open_span
         if current is not None:
             # The next delta that continues this run may do the same without asking.
             self.lane = (add, event, current)
-        if self._events:
-            self._events.append(delta)
-            return self._take_events()
+        if self._out.events:
+            self._out.events.append(delta)
+            return self._out.take_events()
         return [delta]
 
     def handle_json_text(self, kind: str, text: str, start: int, walk: JsonWalk, key: str | None) -> list[Event]:
@@ -227,7 +242,7 @@ class AssistantAssembler:
         to them, as written; anything else takes the general way."""
         self.arguments_lane = None
         call = self._call
-        if key is None or call is None or self.silent or start < self._base:
+        if key is None or call is None or self._out.silent or start < self._out.base:
             if key is not None:
                 walk.hand_back(key, text)
             return self.handle((Piece(kind, text, start, json=walk),))
@@ -242,17 +257,17 @@ class AssistantAssembler:
             self._as_written = (call, kind, key)
         call.walk = walk
         call.add_text(text, start)
-        if call.index is None or not self.keep_events:
+        if call.index is None or not self._out.keep_events:
             self._tool_calls.arguments_text(call, text)
-            return self._take_events()
+            return self._out.take_events()
         call.arguments_parts.append(text)
         delta = ToolCallArgumentsDelta(call.index, text)
         value = walk.scanned_value()
         if value is not None:
             self.arguments_lane = (call, value)
-        if self._events:
-            self._events.append(delta)
-            return self._take_events()
+        if self._out.events:
+            self._out.events.append(delta)
+            return self._out.take_events()
         return [delta]
 
     def go_on_in_arguments(self, call: ToolCallBlock, text: str) -> ToolCallArgumentsDelta:
@@ -300,7 +315,7 @@ class AssistantAssembler:
             self._call = None
             complete = self._closes_at_end and (call.walk is None or call.walk.finished)
             if not complete:
-                self._diagnose("unclosed_tool_call", call.start, "the text ends inside a tool call")
+                self._out.diagnose("unclosed_tool_call", call.start, "the text ends inside a tool call")
             self._close_call(call, closed=complete)
             if complete and self._calls:
                 reason = "tool_calls"
@@ -315,8 +330,8 @@ class AssistantAssembler:
         else:
             reason = "stop"
         self._finish = reason
-        self._events.append(Finish(reason))
-        return self._take_events()
+        self._out.events.append(Finish(reason))
+        return self._out.take_events()
 
     @property
     def finish_reason(self) -> FinishReason | None:
@@ -324,20 +339,20 @@ class AssistantAssembler:
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
-        return list(self._diagnostics)
+        return list(self._out.diagnostics)
 
     @property
     def spans_end(self) -> int:
         """Where the spans so far end (0 before the first): what was read, less held-back text."""
-        if self._open_span is not None:
-            return int(self._open_span[2])
-        return self._spans[-1].end if self._spans else 0
+        if self._out.open_span is not None:
+            return int(self._out.open_span[2])
+        return self._out.spans[-1].end if self._out.spans else 0
 
     @property
     def spans(self) -> list[Span]:
-        spans = list(self._spans)
-        if self._open_span is not None:
-            kind, start, end, index = self._open_span
+        spans = list(self._out.spans)
+        if self._out.open_span is not None:
+            kind, start, end, index = self._out.open_span
             spans.append(Span(kind, start, end, None, index))
         return spans
 
@@ -354,45 +369,6 @@ class AssistantAssembler:
         return assembled_message(content if content or not tool_calls else None, reasoning or None, tool_calls or None)
 
     # -- pieces -> events --------------------------------------------------------------------
-
-    def _take_events(self) -> list[Event]:
-        events = self._events
-        self._events = []
-        return events
-
-    def _emit(self, event: Event) -> None:
-        if not self.silent and self.keep_events:
-            self._events.append(event)
-
-    def _diagnose(self, kind: str, position: int, message: str) -> None:
-        if self.silent:
-            return
-        position -= self._base
-        diagnostic = Diagnostic(kind, position, message)
-        if self._strict:
-            raise ParseError(message, kind=kind, position=position)
-        self._diagnostics.append(diagnostic)
-        self._events.append(diagnostic)
-
-    def _span(self, kind: str, start: int, end: int, name: str | None = None, index: int | None = None) -> None:
-        if self.silent or end <= start:
-            return
-        start = max(start - self._base, 0)
-        end -= self._base
-        if end <= start:
-            return
-        # The span being extended is kept mutable; a run of deltas grows it in place.
-        current = self._open_span
-        if name is None and current is not None and current[0] == kind and current[3] == index and current[2] == start:
-            current[2] = end
-            return
-        if current is not None:
-            self._spans.append(Span(current[0], current[1], current[2], None, current[3]))
-            self._open_span = None
-        if name is None:
-            self._open_span = [kind, start, end, index]
-        else:
-            self._spans.append(Span(kind, start, end, name, index))
 
     def _decide_leading(self, *, as_reasoning: bool) -> None:
         """Text read before it could be told apart is now known to be reasoning or content."""
@@ -430,12 +406,12 @@ class AssistantAssembler:
     def _add_text(self, piece: Piece, *, as_reasoning: bool) -> None:
         if as_reasoning:
             self._reasoning.append(piece.text)
-            self._span("reasoning", piece.start, piece.end)
-            self._emit(ReasoningDelta(piece.text))
+            self._out.span("reasoning", piece.start, piece.end)
+            self._out.emit(ReasoningDelta(piece.text))
         else:
             self._content.append(piece.text)
-            self._span("content", piece.start, piece.end)
-            self._emit(ContentDelta(piece.text))
+            self._out.span("content", piece.start, piece.end)
+            self._out.emit(ContentDelta(piece.text))
 
     def _release_section(self, *, as_text: bool, unclosed: bool = False) -> None:
         """Settle a held section opener: a real section's delimiter, or text."""
@@ -446,14 +422,14 @@ class AssistantAssembler:
         if as_text:
             self._section_state = "text"
             if unclosed:
-                self._diagnose("unclosed_tool_call", opener.start, "the text ends inside a tool-call section")
+                self._out.diagnose("unclosed_tool_call", opener.start, "the text ends inside a tool-call section")
             else:
-                self._diagnose("malformed_tool_call", opener.start, f"{opener.text!r} opens no tool call; kept as text")
+                self._out.diagnose("malformed_tool_call", opener.start, f"{opener.text!r} opens no tool call; kept as text")
             for piece in held:
                 self._text(piece)
             return
         self._section_state = "real"
-        self._span("delimiter", opener.start, opener.end, opener.kind)
+        self._out.span("delimiter", opener.start, opener.end, opener.kind)
         for piece in held[1:]:
             self._text(piece)
 
@@ -510,7 +486,7 @@ class AssistantAssembler:
             if kind in family.section_open:
                 self._section_hold = [piece]
                 if family.calls is not None and piece.text.strip() in family.calls.noncanonical:
-                    self._diagnose("noncanonical", piece.start, f"{piece.text!r} is not the format's own spelling")
+                    self._out.diagnose("noncanonical", piece.start, f"{piece.text!r} is not the format's own spelling")
                 return
             if kind in family.section_close and self._section_state == "text":
                 self._section_state = None
@@ -524,14 +500,14 @@ class AssistantAssembler:
                     self._resume_reasoning = True
                     if not self._call_in_reasoning_reported:
                         self._call_in_reasoning_reported = True
-                        self._diagnose(
+                        self._out.diagnose(
                             "tool_call_in_reasoning", piece.start, "a tool call starts inside an unclosed reasoning block"
                         )
                 if family.calls is not None and family.calls.in_section and self._section_state != "real":
-                    self._diagnose("noncanonical", piece.start, "a tool call outside the format's section of calls")
+                    self._out.diagnose("noncanonical", piece.start, "a tool call outside the format's section of calls")
                 self._open_call(piece)
                 return
-            self._span("delimiter", piece.start, piece.end, kind)
+            self._out.span("delimiter", piece.start, piece.end, kind)
             if kind in family.reasoning_open:
                 self._in_reasoning = True
             elif kind in family.reasoning_close:
@@ -539,19 +515,19 @@ class AssistantAssembler:
             elif kind in family.end:
                 if self._in_reasoning:
                     self._in_reasoning = False
-                    self._diagnose("unclosed_reasoning", piece.start, "the message ends inside a reasoning block")
+                    self._out.diagnose("unclosed_reasoning", piece.start, "the message ends inside a reasoning block")
                 self._ended = True
             return
         if piece.stray_delimiter is not None and piece.kind in ("CONTENT", "REASONING"):
-            self._diagnose(
+            self._out.diagnose(
                 "stray_delimiter",
                 piece.start,
                 f"{piece.text!r} ({piece.stray_delimiter}) is not allowed here; kept as text",
             )
         if piece.kind == "REASONING":
             self._reasoning.append(piece.text)
-            self._span("reasoning", piece.start, piece.end)
-            self._emit(ReasoningDelta(piece.text))
+            self._out.span("reasoning", piece.start, piece.end)
+            self._out.emit(ReasoningDelta(piece.text))
         elif piece.kind == "CONTENT":
             self._text(piece)
         elif call is not None:
@@ -565,16 +541,16 @@ class AssistantAssembler:
                 self._stray_run_start = piece.start
             if piece.text.strip() and not self._stray_reported:
                 self._stray_reported = True
-                self._diagnose(
+                self._out.diagnose(
                     "unexpected_text", self._stray_run_start, "text where the format has no place for it; kept as text"
                 )
             self._text(piece)
         else:
-            self._span("unparsed", piece.start, piece.end)
+            self._out.span("unparsed", piece.start, piece.end)
             if piece.run_start:
                 self._stray_run_start = piece.start
             if piece.kind == STRAY and piece.text.strip() and not self._stray_reported:
                 # Reported once, where the run of such text begins (whatever the chunking).
                 self._stray_reported = True
                 where = "after the end of the message" if self._ended else "where the format has no place for text"
-                self._diagnose("unexpected_text", self._stray_run_start, f"text {where}; kept as an unparsed span")
+                self._out.diagnose("unexpected_text", self._stray_run_start, f"text {where}; kept as an unparsed span")

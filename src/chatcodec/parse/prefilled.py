@@ -31,9 +31,9 @@ MAX_PREFILLS = 1024  # (format, start symbol, prefill) states kept
 MAX_RECORDED_PREFILL = 256  # characters: a longer prefill is read by every parser
 _MISSING: Any = object()
 
-# (format, what the prefill changes in the engine, in the assembler), or None where it changes
-# more than plain values.
-_Changes = tuple[Format, dict[str, Any], dict[str, Any]] | None
+# (format, what the prefill changes in each of ``_recorded``'s objects), or None where it
+# changes more than plain values.
+_Changes = tuple[Format, list[dict[str, Any]]] | None
 _KNOWN: dict[tuple[int, str, str], _Changes] = {}
 
 
@@ -51,19 +51,26 @@ def start_after_prefill(
         _read_prefill(prefill, engine, assembler)  # it leaves more than plain values
         return
     if known is not _MISSING and known[0] is family:
-        engine.__dict__.update(known[1])
-        assembler.__dict__.update(known[2])
+        for target, changed in zip(_recorded(engine, assembler), known[1]):
+            target.__dict__.update(changed)
         return
-    watched = [_Snapshot(engine), _Snapshot(assembler)]
+    recorded = _recorded(engine, assembler)
+    watched = [_Snapshot(target) for target in recorded]
     watched += [_Snapshot(part) for part in assembler.parts()]
     _read_prefill(prefill, engine, assembler)
     changes = [snapshot.changes() for snapshot in watched]
     if len(_KNOWN) >= MAX_PREFILLS:
         _KNOWN.clear()
-    if any(change is None for change in changes) or any(changes[2:]):
+    if any(change is None for change in changes) or any(changes[len(recorded) :]):
         _KNOWN[key] = None
     else:
-        _KNOWN[key] = (family, changes[0], changes[1])  # type: ignore[assignment]
+        _KNOWN[key] = (family, changes[: len(recorded)])  # type: ignore[assignment]
+
+
+def _recorded(engine: Engine, assembler: AssistantAssembler) -> tuple[object, ...]:
+    """The objects whose changes a record holds (anything else the prefill changes, such as
+    a call it leaves open, makes every parser read it)."""
+    return (engine, assembler, assembler.outlet)
 
 
 def _read_prefill(prefill: str, engine: Engine, assembler: AssistantAssembler) -> None:

@@ -64,9 +64,17 @@ class StreamParser:
         self._engine = Engine(family.grammar, start)
         self._assembler = AssistantAssembler(family, tools=tools, schemas=schemas, strict=strict)
         # A long text yields many pieces: they are handed to the assembler as they are read, so
-        # the JSON the engine decoded for each call is let go once the call is read.
-        self._pending: list[Event] = []
-        self._engine.sink = self._take_pieces
+        # the JSON the engine decoded for each call is let go once the call is read. (The
+        # engine's sink is no method of this parser: nothing the parser holds refers back to
+        # it, so a dropped parser is freed at once.)
+        pending: list[Event] = []
+        self._pending = pending
+        handle = self._assembler.handle
+
+        def take_pieces(pieces: list[Piece]) -> None:
+            pending.extend(handle(pieces))
+
+        self._engine.sink = take_pieces
         self._chunks: list[str] = []
         self._chunk_blocks: list[str] = []  # every BLOCK chunks, joined
         self._closed = False
@@ -138,12 +146,10 @@ class StreamParser:
         self._arguments_lane = None
         pieces = engine.feed(text)
         if self._pending:
-            events, self._pending = self._pending, []
-            return events + self._assembler.handle(pieces)
+            events = self._pending + self._assembler.handle(pieces)
+            self._pending.clear()
+            return events
         return self._assembler.handle(pieces)
-
-    def _take_pieces(self, pieces: list[Piece]) -> None:
-        self._pending += self._assembler.handle(pieces)
 
     def close(self) -> list[Event]:
         if self._closed:
@@ -153,7 +159,8 @@ class StreamParser:
         self._arguments_lane = None
         events = self._assembler.handle(self._engine.close())
         if self._pending:
-            events, self._pending = self._pending + events, []
+            events = self._pending + events
+            self._pending.clear()
         return events + self._assembler.finish(cut_short=not self._engine.accepts_end())
 
     @property
