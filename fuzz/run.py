@@ -11,7 +11,8 @@ from a seed and checks, on every input, the promises a parser of model output ma
 - streaming the text in random chunkings gives the one-shot message, finish reason,
   diagnostics, spans and events (adjacent deltas joined);
 - the OpenAI chunks of the stream add up to the message;
-- strict parsing raises exactly the first diagnostic lenient parsing reports, or nothing.
+- strict parsing raises exactly the first diagnostic lenient parsing reports, or nothing;
+- a parser that is dropped, closed or not, is freed at once (it holds no reference cycle).
 
 A violation prints the format, the seed of the input and what broke; the exit status is 1 if
 there was any. The same seed gives the same inputs.
@@ -26,6 +27,7 @@ import random
 import sys
 import time
 import traceback
+import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -349,6 +351,14 @@ def check(codec: chatcodec.Codec, case: Case, rng: random.Random) -> list[str]:
             broken.append("OpenAI chunks do not add up to the message's calls")
         if broken:
             break
+    # A parser that is dropped, read to the end or not, is freed at once: nothing it holds
+    # refers back to it (a server drops one per request; none waits for the cyclic collector).
+    dropped = codec.stream(case.prompt, tools=TOOLS)
+    dropped.feed(case.text[: len(case.text) // 2])
+    freed = [weakref.ref(one) for one in (reference, parser, dropped)]
+    del reference, parser, dropped
+    if any(ref() is not None for ref in freed):
+        broken.append("a dropped parser is not freed at once (a reference cycle)")
     try:
         codec.parse_detailed(case.text, strict=True, **options)
         if whole.diagnostics:

@@ -32,6 +32,22 @@ def test_the_fuzzer_finds_a_broken_promise(monkeypatch: pytest.MonkeyPatch) -> N
     assert any("spans do not tile" in line for line in violations["qwen3"])
 
 
+def test_the_fuzzer_finds_a_parser_that_is_not_freed(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A parser that refers back to itself lives on after it is dropped, until the cyclic
+    # collector runs: that must be reported.
+    import chatcodec.parse.stream as stream
+
+    real = stream.StreamParser.__init__
+
+    def with_a_cycle(self: stream.StreamParser, *args: object, **kwargs: object) -> None:
+        real(self, *args, **kwargs)  # type: ignore[arg-type]
+        self.feed_back = self.feed  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(stream.StreamParser, "__init__", with_a_cycle)
+    violations = fuzz.run(["qwen3"], seed=1, per_format=3, max_size=300, log=lambda _: None)
+    assert any("not freed at once" in line for line in violations["qwen3"])
+
+
 @functools.lru_cache(maxsize=None)
 def _inputs(name: str) -> fuzz.Inputs:
     return fuzz.Inputs(fuzz.load(name), random.Random(name), max_size=1500)
