@@ -93,14 +93,16 @@ class Engine:
         """Could the text end here (no block the grammar requires closing is open)?"""
         return self._stepper.accepts_end(self._stack)
 
-    def continue_text(self, text: str) -> int:
+    def continue_text(self, text: str, begins: bool | None = None) -> int:
         """Take ``text`` whole as the continuation of the current run of free text, if it is one
         (a JSON body's walk scans it).
 
         Returns where it starts in the input (see ``value_text_of``), or -1 (nothing taken:
         ``feed`` it) when a delimiter could start in it (outside a JSON string: inside one,
         every spelling is text), text is held back, or the run just began. The common streaming
-        delta then costs one regex search and no ``Piece``.
+        delta then costs one regex search and no ``Piece``. ``begins``: whether a delimiter
+        could start in ``text``, where the caller asked the state's searches already (a
+        stream's lane, in the same state), else None.
         """
         if (
             self.run is None
@@ -110,18 +112,16 @@ class Engine:
             or not text
         ):
             return -1
-        search = self.delimiter_start
-        if search is None:
-            matcher = self._info().matcher
-            search = self.delimiter_start = matcher.first_chars.search
-            self._holds_no_delimiter = matcher.holds_no_delimiter
+        if begins is None:
+            search = self.delimiter_start
+            if search is None:
+                matcher = self._info().matcher
+                search = self.delimiter_start = matcher.first_chars.search
+                self._holds_no_delimiter = matcher.holds_no_delimiter
+            first = search(text)
+            begins = first is not None and not self.begins_nothing(text, first)
         start = self.offset + self._pos
-        first = search(text)
-        if (
-            first is not None
-            and not self.begins_nothing(text, first)
-            and (self.json_body is None or not self.json_body.holds_in_string(start, text))
-        ):
+        if begins and (self.json_body is None or not self.json_body.holds_in_string(start, text)):
             return -1
         end = start + len(text)
         if self.json_body is not None:
@@ -137,7 +137,9 @@ class Engine:
         stream's lanes, after ``continue_text`` (which caches the state's searches)."""
         return len(text) <= SHORT_DELTA and self._holds_no_delimiter(text, first.start())  # type: ignore[misc]
 
-    def feed(self, text: str) -> list[Piece]:
+    def feed(self, text: str, begins: bool | None = None) -> list[Piece]:
+        """The pieces ``text`` completes. ``begins``: True where the caller found already that
+        a delimiter could start in it (see ``continue_text``)."""
         if self.closed:
             raise ValueError("feed() after close()")
         if not text:
@@ -145,6 +147,7 @@ class Engine:
         run = self.run
         if (
             run is not None
+            and not begins
             and self._pos == len(self._buffer)
             and self._info().matcher.first_chars.search(text) is None
         ):

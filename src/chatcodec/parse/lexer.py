@@ -341,7 +341,9 @@ class DelimiterMatcher:
 
     def _is_prefix(self, text: str) -> bool:
         """Is ``text`` a proper prefix of some spelling?"""
-        return text in self._prefixes or any(s.startswith(text) and s != text for s in self._long)
+        if text in self._prefixes:
+            return True
+        return bool(self._long) and any(s.startswith(text) and s != text for s in self._long)
 
     def match_at(self, text: str, pos: int, end: int, final: bool) -> Found | None | bool:
         """Does a delimiter start exactly at ``pos``?

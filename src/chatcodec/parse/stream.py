@@ -86,6 +86,9 @@ class StreamParser:
             start_after_prefill(family, start, prefill, self._engine, self._assembler)
 
     def feed(self, text: str) -> list[Event]:
+        # Whether a delimiter could start in ``text``, once a lane below has asked (the general
+        # way then does not ask again).
+        begins: bool | None = None
         lane = self._lane
         if lane is not None and text:
             engine = self._engine
@@ -93,7 +96,8 @@ class StreamParser:
             # A delta of visible text in a run of it, with no delimiter and not ending with the
             # beginning of one (``Engine.continue_text``): straight into the message (what the
             # general way below does with it).
-            if (first is None or engine.begins_nothing(text, first)) and len(self._chunks) < LAST_OF_BLOCK:
+            begins = first is not None and not engine.begins_nothing(text, first)
+            if not begins and len(self._chunks) < LAST_OF_BLOCK:
                 chunks = self._chunks
                 chunks.append(text)
                 lane[0](text)
@@ -112,7 +116,8 @@ class StreamParser:
             else:
                 engine = self._engine
                 first = engine.delimiter_start(text)  # type: ignore[misc]
-                if not ((first is None or engine.begins_nothing(text, first)) and value.goes_on_with(text)):
+                begins = first is not None and not engine.begins_nothing(text, first)
+                if begins or not value.goes_on_with(text):
                     arguments = None
             if arguments is not None:
                 self._chunks.append(text)
@@ -127,7 +132,7 @@ class StreamParser:
             chunks.clear()
             self._assembler.compact()
         engine = self._engine
-        start = engine.continue_text(text)
+        start = engine.continue_text(text, begins)
         if start >= 0:
             body = engine.json_body
             if body is not None:
@@ -144,7 +149,7 @@ class StreamParser:
             return events
         self._lane = None
         self._arguments_lane = None
-        pieces = engine.feed(text)
+        pieces = engine.feed(text, begins)
         if self._pending:
             events = self._pending + self._assembler.handle(pieces)
             self._pending.clear()
