@@ -47,8 +47,32 @@ class SpecialTokenFinding:
         return f"{self.field} holds {self.token!r} (at character {self.position})"
 
 
+MAX_LEADS = 16  # first characters looked for one by one; with more, the regex alone
+
+
+@dataclass(frozen=True)
+class TokenPattern:
+    """The special tokens of a template, as one regex, and the characters they begin with."""
+
+    regex: re.Pattern[str]
+    leads: tuple[str, ...]
+
+    def search(self, text: str) -> re.Match[str] | None:
+        """The first token in ``text``. The regex is started at the first character a token
+        begins with: ``re`` scans for an alternation (or a class) at about 10 ns a character,
+        ``str.find`` of one character at a small fraction of that, and most text holds none."""
+        if len(self.leads) > MAX_LEADS:
+            return self.regex.search(text)
+        start = len(text)
+        for lead in self.leads:
+            at = text.find(lead, 0, start)
+            if at >= 0:
+                start = at
+        return self.regex.search(text, start) if start < len(text) else None
+
+
 @lru_cache(maxsize=256)
-def template_tokens(source: str, special_tokens: tuple[str, ...]) -> re.Pattern[str] | None:
+def template_tokens(source: str, special_tokens: tuple[str, ...]) -> TokenPattern | None:
     """A pattern of the special tokens a template writes (the token-shaped text in its string
     literals) and its tokenizer's special tokens; None when there are none."""
     tokens = {token for token in special_tokens if token.strip()}
@@ -63,11 +87,12 @@ def template_tokens(source: str, special_tokens: tuple[str, ...]) -> re.Pattern[
                 tokens.update(_TOKEN_SHAPE.findall(value))
     if not tokens:
         return None
-    return re.compile("|".join(re.escape(token) for token in sorted(tokens, key=len, reverse=True)))
+    regex = re.compile("|".join(re.escape(token) for token in sorted(tokens, key=len, reverse=True)))
+    return TokenPattern(regex, tuple(sorted({token[0] for token in tokens})))
 
 
 def find_special_tokens(
-    pattern: re.Pattern[str] | None,
+    pattern: TokenPattern | None,
     messages: Iterable[Mapping[str, Any]],
     tools: Iterable[Any] | None = None,
     variables: Mapping[str, Any] | None = None,
@@ -90,7 +115,7 @@ def find_special_tokens(
     while pending:
         value, where = pending.pop()
         if isinstance(value, str):
-            found += [SpecialTokenFinding(where, match.group(), match.start()) for match in pattern.finditer(value)]
+            found += [SpecialTokenFinding(where, match.group(), match.start()) for match in pattern.regex.finditer(value)]
         elif isinstance(value, Mapping | list | tuple) and _first_visit(value, seen):
             if isinstance(value, Mapping):
                 pending += [(item, f"{where}.{key}") for key, item in reversed(list(value.items()))]
