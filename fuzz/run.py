@@ -76,6 +76,7 @@ TOOLS = [
     {"type": "function", "function": {"name": "get_weather", "description": "The weather in a city.", "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}}}},
     {"type": "function", "function": {"name": "search", "description": "Search the web.", "parameters": {"type": "object", "properties": {"query": {"type": "string"}, "filters": {"type": "object"}}}}},
 ]
+TOOL_CHOICES = (TOOLS, TOOLS, None, ["get_weather"])
 PIECES = [
     "hello", "the answer", " ", "\n", "\n\n", "{", "}", "[", "]", '"', "\\", ":", ",", "<", ">", "</", "é", "日本", "😀",
     "\u0000", "\ufffd", "<think>", "</think>", '{"name": "get_weather", "arguments": {"city": "Paris"}}', "null", "1e+300",
@@ -96,6 +97,9 @@ def load(name: str) -> chatcodec.Codec:
 class Case:
     text: str
     prompt: str | None
+    # The tools the parser is told of: the definitions, none (every name is taken), or one
+    # name (a call to the other tool is text, with a diagnostic).
+    tools: Any = None
 
 
 class Inputs:
@@ -174,7 +178,7 @@ class Inputs:
             self._source_prompt = None
             text = kind() if kind in (self._nested, self._hostile_value) else kind()[: self.max_size]
             prompt = (self._source_prompt or self.prompt) if self.rng.random() < 0.7 else None
-            yield Case(text, prompt)
+            yield Case(text, prompt, self.rng.choice(TOOL_CHOICES))
 
     def _valid(self) -> str:
         if not self.valid:
@@ -291,7 +295,7 @@ def _from_chunks(chunks: list[dict[str, Any]]) -> dict[str, Any]:
 def check(codec: chatcodec.Codec, case: Case, rng: random.Random) -> list[str]:
     """The promises this input breaks (empty when it keeps them all)."""
     broken: list[str] = []
-    options: dict[str, Any] = {"prompt": case.prompt, "tools": TOOLS}
+    options: dict[str, Any] = {"prompt": case.prompt, "tools": case.tools}
     try:
         whole = codec.parse_detailed(case.text, **options)
     except Exception:  # noqa: BLE001 - any exception is the violation being looked for
@@ -312,10 +316,10 @@ def check(codec: chatcodec.Codec, case: Case, rng: random.Random) -> list[str]:
             call.function.parsed_arguments  # noqa: B018 - reading it is the check
         except Exception as exc:  # noqa: BLE001
             broken.append(f"parsed_arguments raised {type(exc).__name__}")
-    reference = codec.stream(case.prompt, tools=TOOLS)
+    reference = codec.stream(case.prompt, tools=case.tools)
     reference_events = reference.feed(case.text) + reference.close()
     for _ in range(2):
-        parser = codec.stream(case.prompt, tools=TOOLS)
+        parser = codec.stream(case.prompt, tools=case.tools)
         adapter = ChunkAdapter("fuzz")
         events: list[Event] = []
         chunks: list[dict[str, Any]] = []
@@ -353,7 +357,7 @@ def check(codec: chatcodec.Codec, case: Case, rng: random.Random) -> list[str]:
             break
     # A parser that is dropped, read to the end or not, is freed at once: nothing it holds
     # refers back to it (a server drops one per request; none waits for the cyclic collector).
-    dropped = codec.stream(case.prompt, tools=TOOLS)
+    dropped = codec.stream(case.prompt, tools=case.tools)
     dropped.feed(case.text[: len(case.text) // 2])
     freed = [weakref.ref(one) for one in (reference, parser, dropped)]
     del reference, parser, dropped

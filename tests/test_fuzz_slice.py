@@ -62,5 +62,6 @@ def test_hypothesis_inputs_keep_every_promise(name: str, data: st.DataObject) ->
     pieces = st.sampled_from(inputs.spellings or fuzz.PIECES) | st.sampled_from(fuzz.PIECES) | st.text(max_size=6)
     text = draw_cut_answer(data, inputs.valid, pieces, splices=4, tail=6)
     prompt = data.draw(st.sampled_from([inputs.prompt, None]))
+    tools = data.draw(st.sampled_from(fuzz.TOOL_CHOICES))
     chunking = random.Random(data.draw(st.integers(0, 2**32 - 1)))
-    assert fuzz.check(inputs.codec, fuzz.Case(text, prompt), chunking) == []
+    assert fuzz.check(inputs.codec, fuzz.Case(text, prompt, tools), chunking) == []
