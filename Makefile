@@ -41,8 +41,9 @@ bench: install
 # FUZZ_N inputs per format (seeded by FUZZ_SEED); exits 1 on any violation.
 FUZZ_N ?= 10000
 FUZZ_SEED ?= 1
+FUZZ_JOBS ?= 1
 fuzz: install
-	$(BIN)/python fuzz/run.py --per-format $(FUZZ_N) --seed $(FUZZ_SEED)
+	$(BIN)/python fuzz/run.py --per-format $(FUZZ_N) --seed $(FUZZ_SEED) --jobs $(FUZZ_JOBS)
 
 clean:
 	rm -rf $(VENV) $(SERVERS_VENV) dist build .pytest_cache .hypothesis

@@ -1,6 +1,6 @@
 """Fuzz every format: valid outputs, truncations, mutations, delimiter soup, deep nesting.
 
-    python fuzz/run.py [--seed N] [--per-format N] [--format NAME ...] [--max-size N]
+    python fuzz/run.py [--seed N] [--per-format N] [--format NAME ...] [--max-size N] [--jobs N]
 
 For each format (the bundled ones and one real template per call syntax) it generates inputs
 from a seed and checks, on every input, the promises a parser of model output makes:
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
 import random
 import sys
@@ -379,26 +380,62 @@ def check(codec: chatcodec.Codec, case: Case, rng: random.Random) -> list[str]:
 # -- running ------------------------------------------------------------------------------------
 
 
+def run_share(
+    name: str, label: str, count: int, max_size: int, log: Callable[[str], None], progress: int = 0
+) -> list[str]:
+    """Check ``count`` inputs of one format, generated from the seed ``label``; the promises
+    they break."""
+    codec = load(name)
+    inputs = Inputs(codec, random.Random(f"{label}:{name}"), max_size)
+    started = time.perf_counter()
+    found: list[str] = []
+    for number, case in zip(range(count), inputs.cases()):
+        case_rng = random.Random(f"{label}:{name}:{number}")
+        for problem in check(codec, case, case_rng):
+            found.append(f"{name} seed {label} input {number} ({case.text[:80]!r}, prompt={case.prompt is not None}): {problem}")
+            log(found[-1])
+        if progress and (number + 1) % progress == 0 and number + 1 < count:
+            # A long run reports as it goes, so a stopped run still says how far it got.
+            log(f"{name:16} seed {label}: {number + 1} inputs so far, {len(found)} violations, {time.perf_counter() - started:.1f} s")
+    log(f"{name:16} seed {label}: {count} inputs, {len(found)} violations, {time.perf_counter() - started:.1f} s")
+    return found
+
+
+def shares(seed: int, per_format: int, jobs: int) -> list[tuple[str, int]]:
+    """How a format's inputs are split among ``jobs`` processes: each share's seed and count.
+    One job reads them all from ``seed``; share k of several from ``seed.k`` (a run is
+    repeated with the same seed and the same number of jobs)."""
+    if jobs <= 1:
+        return [(str(seed), per_format)]
+    return [(f"{seed}.{k}", per_format // jobs + (1 if k < per_format % jobs else 0)) for k in range(jobs)]
+
+
+def _run_task(task: tuple[str, str, int, int, int]) -> tuple[str, list[str]]:
+    name, label, count, max_size, progress = task
+    return name, run_share(name, label, count, max_size, lambda m: print(m, flush=True), progress)
+
+
 def run(
-    names: list[str], seed: int, per_format: int, max_size: int, log: Callable[[str], None], progress: int = 0
+    names: list[str],
+    seed: int,
+    per_format: int,
+    max_size: int,
+    log: Callable[[str], None],
+    progress: int = 0,
+    jobs: int = 1,
 ) -> dict[str, list[str]]:
-    violations: dict[str, list[str]] = {}
-    for name in names:
-        codec = load(name)
-        rng = random.Random(f"{seed}:{name}")
-        inputs = Inputs(codec, rng, max_size)
-        started = time.perf_counter()
-        found: list[str] = []
-        for number, case in zip(range(per_format), inputs.cases()):
-            case_rng = random.Random(f"{seed}:{name}:{number}")
-            for problem in check(codec, case, case_rng):
-                found.append(f"{name} input {number} ({case.text[:80]!r}, prompt={case.prompt is not None}): {problem}")
-                log(found[-1])
-            if progress and (number + 1) % progress == 0 and number + 1 < per_format:
-                # A long run reports as it goes, so a stopped run still says how far it got.
-                log(f"{name:16} {number + 1} inputs so far, {len(found)} violations, {time.perf_counter() - started:.1f} s")
-        violations[name] = found
-        log(f"{name:16} {per_format} inputs, {len(found)} violations, {time.perf_counter() - started:.1f} s")
+    """Every format's broken promises. With ``jobs`` above 1 the inputs of each format are
+    split into that many shares (see ``shares``), checked in as many processes, which print
+    what they find as they go (``log`` is for one process)."""
+    tasks = [(name, label, count, max_size, progress) for name in names for label, count in shares(seed, per_format, jobs)]
+    violations: dict[str, list[str]] = {name: [] for name in names}
+    if jobs <= 1:
+        for name, label, count, _, _ in tasks:
+            violations[name] += run_share(name, label, count, max_size, log, progress)
+        return violations
+    with multiprocessing.Pool(jobs) as pool:
+        for name, found in pool.imap_unordered(_run_task, tasks):
+            violations[name] += found
     return violations
 
 
@@ -409,9 +446,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-size", type=int, default=2000, help="characters per input, at most")
     parser.add_argument("--format", action="append", choices=sorted(FORMATS), help="only this format (repeatable)")
     parser.add_argument("--progress", type=int, default=0, metavar="N", help="report every N inputs of a format")
+    parser.add_argument("--jobs", type=int, default=1, metavar="N", help="processes (each format's inputs split among them)")
     args = parser.parse_args(argv)
     violations = run(
-        args.format or list(FORMATS), args.seed, args.per_format, args.max_size, lambda m: print(m, flush=True), args.progress
+        args.format or list(FORMATS),
+        args.seed,
+        args.per_format,
+        args.max_size,
+        lambda m: print(m, flush=True),
+        args.progress,
+        args.jobs,
     )
     total = sum(len(found) for found in violations.values())
     for found in violations.values():

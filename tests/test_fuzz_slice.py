@@ -32,6 +32,20 @@ def test_the_fuzzer_finds_a_broken_promise(monkeypatch: pytest.MonkeyPatch) -> N
     assert any("spans do not tile" in line for line in violations["qwen3"])
 
 
+def test_the_fuzzer_splits_each_format_among_processes(monkeypatch: pytest.MonkeyPatch) -> None:
+    # ``--jobs``: each format's inputs in shares with seeds of their own, checked in as many
+    # processes, whose findings all come back (a planted bug, seen from both shares).
+    assert fuzz.shares(7, 10, 1) == [("7", 10)]
+    assert fuzz.shares(7, 10, 3) == [("7.0", 4), ("7.1", 3), ("7.2", 3)]
+    import chatcodec.parse.stream as stream
+
+    real = stream.ParseResult.reassemble
+    monkeypatch.setattr(stream.ParseResult, "reassemble", lambda self: real(self)[1:])
+    violations = fuzz.run(["qwen3"], seed=1, per_format=6, max_size=300, log=lambda _: None, jobs=2)
+    broken = [line for line in violations["qwen3"] if "spans do not tile" in line]
+    assert any("seed 1.0 " in line for line in broken) and any("seed 1.1 " in line for line in broken)
+
+
 def test_the_fuzzer_finds_a_parser_that_is_not_freed(monkeypatch: pytest.MonkeyPatch) -> None:
     # A parser that refers back to itself lives on after it is dropped, until the cyclic
     # collector runs: that must be reported.
