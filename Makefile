@@ -38,7 +38,7 @@ test-servers: $(SERVERS_BIN)/python
 bench: install
 	$(BIN)/python bench/run.py
 
-# FUZZ_N inputs per format (seeded by FUZZ_SEED); exits 1 on any violation.
+# FUZZ_N inputs per format (seeded by FUZZ_SEED), in FUZZ_JOBS processes; exits 1 on any violation.
 FUZZ_N ?= 10000
 FUZZ_SEED ?= 1
 FUZZ_JOBS ?= 1
