@@ -99,6 +99,7 @@ class AssistantAssembler:
 
     @property
     def outlet(self) -> Outlet:
+        """Where the events, diagnostics and spans go (a prefill's record covers it too)."""
         return self._out
 
     @property
