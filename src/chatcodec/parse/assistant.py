@@ -102,24 +102,6 @@ class AssistantAssembler:
         """Where the events, diagnostics and spans go (a prefill's record covers it too)."""
         return self._out
 
-    @property
-    def silent(self) -> bool:
-        """Reading a prefill: the state changes, nothing is reported."""
-        return self._out.silent
-
-    @silent.setter
-    def silent(self, value: bool) -> None:
-        self._out.silent = value
-
-    @property
-    def keep_events(self) -> bool:
-        """False when nobody reads the events: a call's argument deltas are let go when it ends."""
-        return self._out.keep_events
-
-    @keep_events.setter
-    def keep_events(self, value: bool) -> None:
-        self._out.keep_events = value
-
     def parts(self) -> list[object]:
         """The objects holding the rest of its state: the calls read, and the syntax's reader."""
         return [self._tool_calls] if self._reader is None else [self._tool_calls, self._reader]
@@ -178,38 +160,40 @@ class AssistantAssembler:
         return "content"
 
     def handle(self, pieces: Iterable[Piece]) -> list[Event]:
+        out = self._out
         for piece in pieces:
-            if piece.start < self._out.base and not self._out.silent:
+            if piece.start < out.base and not out.silent:
                 # Held back at the end of the prompt, completed by the completion: a delimiter
                 # keeps its effect, text keeps only the completion's characters.
                 if not piece.delimiter:
-                    cut = self._out.base - piece.start
+                    cut = out.base - piece.start
                     if cut >= len(piece.text):
                         continue
-                    piece = Piece(piece.kind, piece.text[cut:], self._out.base, run_start=piece.run_start, json=piece.json)
+                    piece = Piece(piece.kind, piece.text[cut:], out.base, run_start=piece.run_start, json=piece.json)
             kind = piece.kind
             if self._section_hold is not None:
                 self._handle(piece)
-            elif kind == "CONTENT" and piece.stray_delimiter is None and not self._out.silent and not self._in_reasoning:
+            elif kind == "CONTENT" and piece.stray_delimiter is None and not out.silent and not self._in_reasoning:
                 # The hot path of streaming: a delta of visible text.
                 text = piece.text
                 self._content.append(text)
-                self._out.span("content", piece.start, piece.start + len(text))
-                self._out.events.append(ContentDelta(text))
-            elif kind == "REASONING" and piece.stray_delimiter is None and not self._out.silent:
+                out.span("content", piece.start, piece.start + len(text))
+                out.events.append(ContentDelta(text))
+            elif kind == "REASONING" and piece.stray_delimiter is None and not out.silent:
                 text = piece.text
                 self._reasoning.append(text)
-                self._out.span("reasoning", piece.start, piece.start + len(text))
-                self._out.events.append(ReasoningDelta(text))
+                out.span("reasoning", piece.start, piece.start + len(text))
+                out.events.append(ReasoningDelta(text))
             else:
                 self._handle(piece)
-        return self._out.take_events()
+        return out.take_events()
 
     def handle_text(self, kind: str, text: str, start: int) -> list[Event]:
         """``handle`` of one piece of free text that continues a run (``Engine.continue_text``):
         visible text goes straight to the message, anything else takes the general way."""
+        out = self._out
         self.lane = None
-        if start < self._out.base or self._out.silent or self._section_hold is not None:
+        if start < out.base or out.silent or self._section_hold is not None:
             return self.handle((Piece(kind, text, start),))
         event: Callable[[str], Event]
         if kind == "CONTENT" and not self._in_reasoning:
@@ -221,19 +205,19 @@ class AssistantAssembler:
         add(text)
         delta = event(text)
         # The open span usually just grows: the same kind, ending where this text starts.
-        current = self._out.open_span
-        begin = start - self._out.base
+        current = out.open_span
+        begin = start - out.base
         if current is not None and current[2] == begin and current[0] == span_kind and current[3] is None:
             current[2] = begin + len(text)
         else:
-            self._out.span(span_kind, start, start + len(text))
-            current = self._out.open_span
+            out.span(span_kind, start, start + len(text))
+            current = out.open_span
         if current is not None:
             # The next delta that continues this run may do the same without asking.
             self.lane = (add, event, current)
-        if self._out.events:
-            self._out.events.append(delta)
-            return self._out.take_events()
+        if out.events:
+            out.events.append(delta)
+            return out.take_events()
         return [delta]
 
     def handle_json_text(self, kind: str, text: str, start: int, walk: JsonWalk, key: str | None) -> list[Event]:
@@ -241,9 +225,10 @@ class AssistantAssembler:
         member whose value all of it went on with (the walk recorded no event for it), else
         None (the walk recorded what it found). A delta inside a call's arguments goes straight
         to them, as written; anything else takes the general way."""
+        out = self._out
         self.arguments_lane = None
         call = self._call
-        if key is None or call is None or self._out.silent or start < self._out.base:
+        if key is None or call is None or out.silent or start < out.base:
             if key is not None:
                 walk.hand_back(key, text)
             return self.handle((Piece(kind, text, start, json=walk),))
@@ -258,17 +243,17 @@ class AssistantAssembler:
             self._as_written = (call, kind, key)
         call.walk = walk
         call.add_text(text, start)
-        if call.index is None or not self._out.keep_events:
+        if call.index is None or not out.keep_events:
             self._tool_calls.arguments_text(call, text)
-            return self._out.take_events()
+            return out.take_events()
         call.arguments_parts.append(text)
         delta = ToolCallArgumentsDelta(call.index, text)
         value = walk.scanned_value()
         if value is not None:
             self.arguments_lane = (call, value)
-        if self._out.events:
-            self._out.events.append(delta)
-            return self._out.take_events()
+        if out.events:
+            out.events.append(delta)
+            return out.take_events()
         return [delta]
 
     def go_on_in_arguments(self, call: ToolCallBlock, text: str) -> ToolCallArgumentsDelta:

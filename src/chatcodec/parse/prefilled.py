@@ -76,9 +76,9 @@ def _recorded(engine: Engine, assembler: AssistantAssembler) -> tuple[object, ..
 def _read_prefill(prefill: str, engine: Engine, assembler: AssistantAssembler) -> None:
     # A delimiter the prefill ends with may go on in the completion ("<think>" then "\n"), so
     # what the engine holds back stays held: it is not settled here.
-    assembler.silent = True
+    assembler.outlet.silent = True
     assembler.handle(engine.feed(prefill))
-    assembler.silent = False
+    assembler.outlet.silent = False
     assembler.start_after_prefill(len(prefill))
 
 

@@ -203,7 +203,7 @@ class StreamParser:
     def parse_whole(self, text: str) -> ParseResult:
         """``feed(text)``, ``close()`` and ``result()``, without keeping the events nobody reads
         (a call's argument deltas are let go when the call ends)."""
-        self._assembler.keep_events = False
+        self._assembler.outlet.keep_events = False
         self.feed(text)
         self.close()
         return self.result()
