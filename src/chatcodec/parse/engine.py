@@ -215,6 +215,14 @@ class Engine:
             if isinstance(found, int):
                 if found > pos:
                     self._text(out, buffer[pos:found], pos)
+                body = self.json_body
+                if found < end and body is not None and body.holds_in_string(self.offset + found, buffer[found:end]):
+                    # Held back as the beginning of a delimiter, but it goes on with a JSON
+                    # string, where every spelling is text: a delta that ends with a space
+                    # (which begins " {" in Llama's JSON calls) leaves nothing held, and the
+                    # next one may go on the short way.
+                    self._text(out, buffer[found:end], found)
+                    found = end
                 pos = found
                 break
             if found.stray or not self._valid_here(found.terminal):

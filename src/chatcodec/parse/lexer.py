@@ -263,9 +263,14 @@ class DelimiterMatcher:
         """Does ``text``, where ``first_chars`` found nothing before ``at``, hold no spelling and
         not end with the beginning of one? All of it is then text, none held back: a streaming
         delta with a "<" or a newline of prose in it need not take the general way."""
+        if self._regex.search(text, at) is not None:
+            return False
+        end = len(text)
         if self._long:
-            return False  # (their prefixes are not in the tail regex)
-        return self._regex.search(text, at) is None and self._tail.search(text, max(at, len(text) - self._longest)) is None
+            # (Their prefixes are not in the tail regex: ``hold_point`` checks them one by one,
+            # a few ``str.find`` on a short delta.)
+            return self.hold_point(text, at, end) == end
+        return self._tail.search(text, max(at, end - self._longest)) is None
 
     def _match_before(self, text: str, tried: int, at: int, end: int) -> re.Match[str] | None:
         """A spelling whose lead is at ``at``: it starts there or after up to ``slack``
