@@ -743,3 +743,17 @@ def test_command_r7b_writes_its_header_after_its_thinking(template: str, with_pr
     call = '<|START_ACTION|>[{"tool_call_id": "0", "tool_name": "foo", "parameters": {"q": 1}}]<|END_ACTION|>'
     result = parse_both(template, "<|START_THINKING|>plan<|END_THINKING|><|START_RESPONSE|>" + call, prompt=prompt)
     assert calls(result) == [("foo", {"q": 1})] and not result.diagnostics
+
+
+# vLLM tests/tool_parsers/test_glm47_moe_tool_parser.py (zero_arg_inline, zero_arg_newline) and
+# test_glm4_moe_tool_parser.py (zero_argument_tool_call): a call with no arguments is the name
+# alone, which the call's closing tag ends (GLM-4.6 renders it so with a newline, 4.7 without).
+@pytest.mark.parametrize("template", ["ZhipuAI-GLM-4.6", "ZhipuAI-GLM-4.7-Flash", "ZhipuAI-GLM-5.1"])
+@pytest.mark.parametrize(
+    "text", ["<tool_call>get_time</tool_call>", "<tool_call>get_time\n</tool_call>", "Sure.<tool_call>get_time\n</tool_call>"]
+)
+def test_a_glm_call_with_no_arguments_is_whole(template: str, text: str) -> None:
+    result = parse_both(template, text, tools=TOOLS[:2])
+    assert calls(result) == [("get_time", {})]
+    assert result.diagnostics == [] and result.finish_reason == "tool_calls"
+    assert result.message.content == ("Sure." if text.startswith("Sure.") else None)

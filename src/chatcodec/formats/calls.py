@@ -452,6 +452,8 @@ def _xml(
     if calls_begin:
         pairs += [("CALLS_BEGIN", calls_begin), ("CALLS_END", calls_end)]
     piece = "xml_parameters_bare_name" if not name_end else "xml_parameters_section" if calls_begin else "xml_parameters"
+    if not name_end:
+        options.setdefault("bare_name", True)
     return CallSyntax(
         name=name,
         piece=piece,

@@ -469,10 +469,18 @@ class XmlParametersReader(CallReader):
     _NAME_ENDS = ("NAME_END", "PARAM_NAME_END")
 
     def __init__(
-        self, calls: ToolCalls, schemas: Schemas | None = None, *, typed_by: dict[str, str] | None = None
+        self,
+        calls: ToolCalls,
+        schemas: Schemas | None = None,
+        *,
+        typed_by: dict[str, str] | None = None,
+        bare_name: bool = False,
     ) -> None:
         super().__init__(calls, schemas)
         self.typed_by = typed_by or {}
+        # The name has no closing tag of its own (GLM's ``<tool_call>NAME<arg_key>``): the
+        # call's end ends it too (a call with no arguments, ``<tool_call>NAME</tool_call>``).
+        self.bare_name = bare_name
 
     def open(self, call: ToolCallBlock) -> None:
         call.state.update(where="name", values={}, written=0)
@@ -527,7 +535,7 @@ class XmlParametersReader(CallReader):
 
     def close(self, call: ToolCallBlock) -> None:
         state = call.state
-        if state.get("where") == "name" and call.error is None:
+        if state.get("where") == "name" and call.error is None and not self.bare_name:
             call.error = "the function's name is not closed"
         elif state.get("where") == "param_name" and state.get("key_parts"):
             # A parameter's name that never ended, the call's end written after it: the text
