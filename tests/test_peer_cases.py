@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from parsing_support import parse_both
+from template_corpus import CORPUS, special_tokens
 
 import chatcodec
 from chatcodec.parse.stream import ParseResult
@@ -74,6 +75,22 @@ def test_a_longer_run_of_whitespace_before_the_tag_is_content() -> None:
 def test_an_opening_tag_the_prompt_already_wrote_is_the_tag_again() -> None:
     result = parse_both(QWEN3, "<think>\nplan</think>\n\nrest", prompt=THINKING_ON + "<think>\n")
     assert (result.message.reasoning_content, result.message.content) == ("plan", "rest")
+
+
+# vLLM tests/reasoning/test_deepseekr1_reasoning_parser.py (new_line): after R1's prompt, which
+# opens the block ("<think>\n"), the model writes the tag again with a newline before it.
+@pytest.mark.parametrize("lead", ["", "\n", " ", "\n\n"])
+@pytest.mark.parametrize("template", ["DeepSeek-R1", "DeepSeek-R1-Distill-Qwen-32B"])
+def test_deepseek_r1_reads_a_reopened_tag_after_whitespace(template: str, lead: str) -> None:
+    path = CORPUS / f"{template}.jinja"
+    codec = chatcodec.load(path, special_tokens=special_tokens(path))
+    prompt = codec.render([{"role": "user", "content": "hi"}], add_generation_prompt=True)
+    assert prompt.endswith("<think>\n")
+    text = lead + "<think>This is a reasoning section</think>\nThis is the rest"
+    result = parse_both(codec, text, prompt=prompt)
+    assert result.message.reasoning_content == "This is a reasoning section"
+    assert result.message.content == "\nThis is the rest"
+    assert result.diagnostics == [] and result.finish_reason == "stop"
 
 
 @pytest.mark.parametrize("codec_name", ["qwen3", "deepseek"])

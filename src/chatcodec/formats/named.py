@@ -7,7 +7,7 @@ from __future__ import annotations
 from chatcodec.formats.base import Format
 from chatcodec.formats.framing import FramingPiece
 from chatcodec.formats.calls import DEEPSEEK, DEEPSEEK_V3, HERMES
-from chatcodec.formats.syntax import ReasoningSyntax
+from chatcodec.formats.syntax import ReasoningSyntax, opening_spellings
 from chatcodec.resources import grammar_text
 
 
@@ -32,8 +32,10 @@ def _piece(file: str, **roles: object) -> FramingPiece:
 
 
 THINK = ReasoningSyntax.from_tags("<think>", "</think>")
-# DeepSeek writes no whitespace around its tags; "<think>\n" opens R1's reasoning.
-DEEPSEEK_THINK = ReasoningSyntax("<think>", "</think>", ("<think>", "<think>\n"), ("</think>",))
+# DeepSeek writes no whitespace around its tags; "<think>\n" opens R1's reasoning. A model may
+# still write whitespace before the opening tag (R1 writes "\n<think>" after a prompt that
+# opened the block: the tag again, not reasoning); none is taken around the closing tag.
+DEEPSEEK_THINK = ReasoningSyntax("<think>", "</think>", opening_spellings("<think>"), ("</think>",))
 
 QWEN3 = Format(
     name="qwen3",

@@ -42,8 +42,7 @@ class ReasoningSyntax:
         """Tags with the whitespace templates and models put around them: a newline may follow
         the opening tag (and whitespace precede it) and precede the closing one, and up to
         ``newlines_after_close`` follow it."""
-        # A model may write whitespace before the opening tag too ("\n<think>", "\n\n\n<think>").
-        opens = tuple(lead + open_tag + tail for lead in _LEADING_WHITESPACE for tail in ("", "\n"))
+        opens = opening_spellings(open_tag)
         closes = tuple(
             lead + close_tag + "\n" * count for lead in ("", "\n") for count in range(newlines_after_close + 1)
         )
@@ -55,6 +54,12 @@ class ReasoningSyntax:
 _LEADING_WHITESPACE: tuple[str, ...] = ("",) + tuple(
     "".join(chars) for length in (1, 2, 3) for chars in itertools.product(" \n", repeat=length)
 )
+
+
+def opening_spellings(open_tag: str) -> tuple[str, ...]:
+    """An opening tag as models write it: a newline may follow it, and whitespace precede it
+    ("\n<think>", "\n\n\n<think>"; a prompt that opened the block may see it written again)."""
+    return tuple(lead + open_tag + tail for lead in _LEADING_WHITESPACE for tail in ("", "\n"))
 
 # Reasoning tags of the field, tried against a template that does not render reasoning itself
 # (its generation prompt or its source still shows which tags the model writes).
