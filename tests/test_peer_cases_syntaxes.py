@@ -757,3 +757,20 @@ def test_a_glm_call_with_no_arguments_is_whole(template: str, text: str) -> None
     assert calls(result) == [("get_time", {})]
     assert result.diagnostics == [] and result.finish_reason == "tool_calls"
     assert result.message.content == ("Sure." if text.startswith("Sure.") else None)
+
+
+# vLLM tests/reasoning/test_qwen3_reasoning_parser.py (tool_call_no_think_end,
+# thinking_disabled_with_tool_call): Qwen3-Coder's templates write the content trimmed, a
+# newline, then "\n<tool_call>": both newlines are the call's, so the text before the call reads
+# back as the content that was rendered (vLLM's reasoning parser, which reads no call, keeps them).
+@pytest.mark.parametrize("template", ["Qwen-Qwen3-Coder", "Qwen-Qwen3.5-4B", "Qwen3-Coder-30B-A3B-Instruct"])
+def test_the_newlines_before_a_qwen3_coder_call_are_the_calls(template: str) -> None:
+    call = "<tool_call>\n<function=bash>\n<parameter=command>\ncat /etc/hosts\n</parameter>\n</function>\n</tool_call>"
+    tools = [{"type": "function", "function": {"name": "bash", "parameters": {"type": "object", "properties": {"command": {"type": "string"}}}}}]
+    result = parse_both(template, "I need to read the file.\n\n" + call, tools=tools)
+    assert calls(result) == [("bash", {"command": "cat /etc/hosts"})]
+    assert result.message.content == "I need to read the file." and result.diagnostics == []
+    codec = codec_for(template)
+    answer = {"role": "assistant", "content": "I need to read the file.", "tool_calls": [{"type": "function", "function": {"name": "bash", "arguments": {"command": "ls"}}}]}
+    report = codec.roundtrip([{"role": "user", "content": "hi"}, answer], tools=tools)
+    assert report.text_survived and not [loss for loss in report.losses if loss.kind == "content_changed"]

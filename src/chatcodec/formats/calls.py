@@ -468,7 +468,11 @@ def _xml(
 QWEN3_CODER = _xml(
     "qwen3_coder",
     "<tool_call><function=NAME><parameter=KEY>VALUE</parameter></function></tool_call>",
-    call_open=tuple(s + "<function=" for s in around("<tool_call>", before="\n", after="\n")),
+    # The templates write the content trimmed, a newline, then "\n<tool_call>": both newlines
+    # are the call's (the content read back is the content rendered).
+    call_open=tuple(
+        lead + "<tool_call>" + tail + "<function=" for lead in ("", "\n", "\n\n") for tail in ("", "\n")
+    ),
     name_end=around(">", after="\n"),
     param_open=around("<parameter=", before="\n"),
     param_name_end=around(">", after="\n"),
