@@ -774,3 +774,21 @@ def test_the_newlines_before_a_qwen3_coder_call_are_the_calls(template: str) -> 
     answer = {"role": "assistant", "content": "I need to read the file.", "tool_calls": [{"type": "function", "function": {"name": "bash", "arguments": {"command": "ls"}}}]}
     report = codec.roundtrip([{"role": "user", "content": "hi"}, answer], tools=tools)
     assert report.text_survived and not [loss for loss in report.losses if loss.kind == "content_changed"]
+
+
+# vLLM tests/tool_parsers/test_gemma4_tool_parser.py (TestParseGemma4Args: empty_value,
+# stray_closing_bracket): a value Gemma's syntax cannot read is kept as the text the model wrote,
+# a string, and the reading goes on; the arguments stay JSON and the call is malformed.
+@pytest.mark.parametrize(
+    ("body", "arguments"),
+    [
+        ("key:", {"key": ""}),
+        ("a:1,b:oops x,c:<|\"|>y<|\"|>", {"a": 1, "b": "oops x", "c": "y"}),
+        ("a:[42,]trailing", {"a": "[42,]trailing"}),
+    ],
+)
+def test_a_gemma_value_that_is_no_value_is_kept_as_written(body: str, arguments: dict[str, Any]) -> None:
+    result = parse_both("Google-gemma-4-31B-it", "<|tool_call>call:f{" + body + "}<tool_call|>")
+    assert calls(result) == [("f", arguments)]
+    assert [d.kind for d in result.diagnostics] == ["malformed_tool_call"]
+    assert result.finish_reason == "tool_calls" and result.message.content is None

@@ -915,6 +915,7 @@ class GemmaReader(CallReader):
             call.error = "the arguments end before their closing brace"
         if call.error is None:
             call.parsed, call.has_parsed = state["values"], True
+            call.error = state.get("not_a_value")
 
     # -- the arguments, piece by piece --------------------------------------------------------
 
@@ -1084,9 +1085,13 @@ class GemmaReader(CallReader):
         state["part"] = []
         value = _gemma_value("{" + "k:" + raw + "}", self.QUOTE)
         if not isinstance(value, dict) or "k" not in value:
-            call.error = f"{raw[:40]!r} is not a value"
-            return -1
-        converted = convert_value_literal(value["k"], self._schema(call))
+            # Kept as the text the model wrote, a string (``key:`` an empty one), and the reading
+            # goes on: the arguments stay JSON and nothing of the call is lost. The call is
+            # still malformed (said when it closes).
+            state.setdefault("not_a_value", f"{raw[:40]!r} is not a value; kept as a string")
+            converted: Any = raw
+        else:
+            converted = convert_value_literal(value["k"], self._schema(call))
         self.calls.arguments_text(call, json.dumps(converted, ensure_ascii=False))
         state["values"][state["key"]] = converted
         state["mode"] = "after"
