@@ -792,3 +792,32 @@ def test_a_gemma_value_that_is_no_value_is_kept_as_written(body: str, arguments:
     assert calls(result) == [("f", arguments)]
     assert [d.kind for d in result.diagnostics] == ["malformed_tool_call"]
     assert result.finish_reason == "tool_calls" and result.message.content is None
+
+
+# vLLM tests/tool_parsers/test_llama3_json_tool_parser.py (brace_in_trailing_text) and
+# test_mistral_tool_parser.py (pre_v11_regex_fallback_fails): a block that stopped being JSON
+# before the text ended is text (or a malformed call), and the text was not cut short.
+@pytest.mark.parametrize(
+    ("template", "text", "expected", "content", "finish"),
+    [
+        (
+            "Llama-3.1-8B-Instruct",
+            '{"name": "searchTool", "parameters": {"query": "test"}} I used {searchTool} for this.',
+            [("searchTool", {"query": "test"})],
+            " I used {searchTool} for this.",
+            "tool_calls",
+        ),
+        ("Llama-3.1-8B-Instruct", "{x} and more", [], "{x} and more", "stop"),
+        ("Mistral-7B-Instruct-v0.3-jsonschema", "[TOOL_CALLS] not json at all", [], "[TOOL_CALLS] not json at all", "stop"),
+    ],
+)
+def test_a_block_that_is_no_json_does_not_make_the_text_cut_short(
+    template: str, text: str, expected: list[tuple[str, Any]], content: str, finish: str
+) -> None:
+    result = parse_both(template, text)
+    assert calls(result) == expected and result.message.content == content
+    assert result.finish_reason == finish
+    assert "unclosed_tool_call" not in [d.kind for d in result.diagnostics]
+    # A body cut short inside its JSON is still cut short.
+    cut = '{"name": "a", "parameters": {"q": "unterminated' if template.startswith("Llama") else '[TOOL_CALLS] [{"name": "a"'
+    assert parse_both(template, cut).finish_reason == "length"

@@ -300,12 +300,16 @@ class AssistantAssembler:
             call = self._call
             self._call = None
             complete = self._closes_at_end and (call.walk is None or call.walk.finished)
-            if not complete:
+            # A body that stopped being JSON before the text ended (``I used {x}`` after a
+            # Llama call) was not cut short: it is text, or a malformed call, and the text is
+            # whole.
+            broken = self._closes_at_end and call.walk is not None and call.walk.error is not None
+            if not complete and not broken:
                 self._out.diagnose("unclosed_tool_call", call.start, "the text ends inside a tool call")
-            self._close_call(call, closed=complete)
-            if complete and self._calls:
+            self._close_call(call, closed=complete or broken)
+            if (complete or broken) and self._calls:
                 reason = "tool_calls"
-            elif complete and call.walk is not None:
+            elif complete and call.walk is not None or broken:
                 reason = "stop"  # whole JSON that is no call (``{"a": 1}``): content, not cut short
             else:
                 reason = "length"
