@@ -821,3 +821,13 @@ def test_a_block_that_is_no_json_does_not_make_the_text_cut_short(
     # A body cut short inside its JSON is still cut short.
     cut = '{"name": "a", "parameters": {"q": "unterminated' if template.startswith("Llama") else '[TOOL_CALLS] [{"name": "a"'
     assert parse_both(template, cut).finish_reason == "length"
+
+
+# Found beside vLLM's test_llama4_pythonic_tool_parser.py (mismatched_brackets): a ")" that
+# closes the list of calls is no end of it; the block is read whole, and no character of it is
+# left out of the message.
+@pytest.mark.parametrize("text", ["[foo(x=1))]", "[foo(x=1)))]", "[foo(x=1)) bar]"])
+def test_a_list_of_python_calls_closed_by_the_wrong_bracket_loses_nothing(text: str) -> None:
+    result = parse_both("vLLM-Llama-4-pythonic", text)
+    assert result.message.content == text and not result.message.tool_calls
+    assert "malformed_tool_call" in [d.kind for d in result.diagnostics]

@@ -798,7 +798,10 @@ def _after_the_list(text: str) -> int | None:
     start = len(text) - len(text.lstrip())
     if not text.startswith("[", start):
         return None
-    return next((i + 1 for i, char, depth in _structure(text, start) if depth == 0 and char in ")]}"), None)
+    end = next((i for i, char, depth in _structure(text, start) if depth == 0 and char in ")]}"), None)
+    # A ")" or "}" that closes the list (``[foo(x=1))]``) is no end of it: the brackets do
+    # not match, and the block is read whole (where no character can be left out).
+    return end + 1 if end is not None and text[end] == "]" else None
 
 
 def _top_level_segments(text: str) -> list[str]:
