@@ -831,3 +831,20 @@ def test_a_list_of_python_calls_closed_by_the_wrong_bracket_loses_nothing(text: 
     result = parse_both("vLLM-Llama-4-pythonic", text)
     assert result.message.content == text and not result.message.tool_calls
     assert "malformed_tool_call" in [d.kind for d in result.diagnostics]
+
+
+# vLLM tests/tool_parsers/test_qwen3_xml_coder_shared.py (content_with_real_param_name_literal):
+# a parameter written twice (or a value that spells the parameter's tag) gives arguments whose
+# key repeats, which a JSON reader takes the last of: the call says so.
+@pytest.mark.parametrize(
+    ("template", "text"),
+    [
+        ("Qwen-Qwen3-Coder", "<tool_call>\n<function=f>\n<parameter=path>\na\n</parameter>\n<parameter=path>\nb\n</parameter>\n</function>\n</tool_call>"),
+        ("ZhipuAI-GLM-4.6", "<tool_call>f\n<arg_key>path</arg_key>\n<arg_value>a</arg_value>\n<arg_key>path</arg_key>\n<arg_value>b</arg_value>\n</tool_call>"),
+        ("MiniMax-M2", '<minimax:tool_call>\n<invoke name="f">\n<parameter name="path">a</parameter>\n<parameter name="path">b</parameter>\n</invoke>\n</minimax:tool_call>'),
+    ],
+)
+def test_a_parameter_written_twice_makes_the_call_malformed(template: str, text: str) -> None:
+    result = parse_both(template, text)
+    assert [(c.function.name, c.function.arguments) for c in result.message.tool_calls or []] == [("f", '{"path": "a", "path": "b"}')]
+    assert [(d.kind, "written twice" in d.message) for d in result.diagnostics] == [("malformed_tool_call", True)]

@@ -516,6 +516,10 @@ class XmlParametersReader(CallReader):
             self._name_done(call, piece.start)
         elif where == "param_name" and (kind in self._NAME_ENDS or kind == "PARAM_NAME_END"):
             key = "".join(state.pop("key_parts", [])).strip()
+            if key in state.get("values", {}) and call.error is None:
+                # Both are kept as written (a JSON reader takes the last): the call is not what
+                # the model meant, or a value spelled the tag (a file being written).
+                call.error = f"the parameter {key!r} is written twice"
             state.update(where="value", key=key)
             declared = self.typed_by.get(piece.text.strip("\n"))
             # The tool's schema says what the value is; without one, the model's own word
