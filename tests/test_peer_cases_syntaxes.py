@@ -848,3 +848,13 @@ def test_a_parameter_written_twice_makes_the_call_malformed(template: str, text:
     result = parse_both(template, text)
     assert [(c.function.name, c.function.arguments) for c in result.message.tool_calls or []] == [("f", '{"path": "a", "path": "b"}')]
     assert [(d.kind, "written twice" in d.message) for d in result.diagnostics] == [("malformed_tool_call", True)]
+
+
+# vLLM tests/tool_parsers/test_qwen3coder_tool_parser.py (malformed_xml_no_gt_delimiter): the
+# name's ">" is left out, so the name runs on into the parameter's tag; no function has that
+# name, and the block is text (with no tools given too).
+def test_a_qwen3_coder_name_that_runs_into_a_tag_is_no_call() -> None:
+    text = "<tool_call>\n<function=get_current_weather\n<parameter=city>Dallas</parameter>\n</function>\n</tool_call>"
+    result = parse_both("Qwen-Qwen3-Coder", text)
+    assert not result.message.tool_calls and result.message.content == text
+    assert [d.kind for d in result.diagnostics] == ["malformed_tool_call"]

@@ -557,7 +557,14 @@ class XmlParametersReader(CallReader):
 
     def _name_done(self, call: ToolCallBlock, position: int) -> None:
         if call.name is None:
-            self.calls.name_complete(call, "".join(call.name_parts).strip(), position)
+            name = "".join(call.name_parts).strip()
+            if NOT_A_NAME.search(name):
+                # ``<function=f\n<parameter=city>``: the name's ``>`` left out, and what runs on
+                # names no function. No call: the block is text.
+                call.error = call.error or f"{name[:40]!r} is not a function name"
+                call.name = ""
+            else:
+                self.calls.name_complete(call, name, position)
             call.state["where"] = "params"
 
     def _schema(self, call: ToolCallBlock, key: str) -> dict[str, Any] | None:
