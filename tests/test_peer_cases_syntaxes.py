@@ -858,3 +858,21 @@ def test_a_qwen3_coder_name_that_runs_into_a_tag_is_no_call() -> None:
     result = parse_both("Qwen-Qwen3-Coder", text)
     assert not result.message.tool_calls and result.message.content == text
     assert [d.kind for d in result.diagnostics] == ["malformed_tool_call"]
+
+
+# vLLM tests/tool_parsers/test_deepseekv32_tool_parser.py (arguments_wrapper_repaired,
+# input_wrapper_repaired): DeepSeek V3.2 may wrap the arguments in one parameter the tool has
+# no place for; its object is the arguments, read as a form beside the canonical one.
+@pytest.mark.parametrize(("key", "string"), [("arguments", "false"), ("input", "true")])
+def test_dsml_arguments_wrapped_in_one_parameter_are_the_arguments(key: str, string: str) -> None:
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"location": {"type": "string"}}}}}]
+    text = (
+        '<｜DSML｜function_calls>\n<｜DSML｜invoke name="get_weather">\n'
+        f'<｜DSML｜parameter name="{key}" string="{string}">{{"location":"Beijing"}}</｜DSML｜parameter>\n'
+        "</｜DSML｜invoke>\n</｜DSML｜function_calls>"
+    )
+    result = parse_both("DeepSeek-V3.2-llamacpp", text, tools=tools)
+    assert calls(result) == [("get_weather", {"location": "Beijing"})]
+    assert [d.kind for d in result.diagnostics] == ["noncanonical"]
+    # Without the tool's schema nothing says the parameter is no argument of its own.
+    assert calls(parse_both("DeepSeek-V3.2-llamacpp", text)) == [("get_weather", {key: {"location": "Beijing"} if string == "false" else '{"location":"Beijing"}'})]

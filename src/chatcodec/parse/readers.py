@@ -527,6 +527,11 @@ class XmlParametersReader(CallReader):
             schema = self._schema(call, key)
             if schema is None and declared is not None:
                 schema = {"type": "string" if declared == "string" else "any"}
+            if self._wraps_the_arguments(call, key):
+                # Read whole, then taken apart (``_param_done``): nothing is written before.
+                state["wrapper"] = key
+                state["schema"] = None
+                return
             self._open_member(call, key)
             if _types(schema) == {"string"}:
                 state["streaming"] = True
@@ -577,10 +582,35 @@ class XmlParametersReader(CallReader):
         call.state["written"] = call.state.get("written", 0) + 1
         self._write(call, prefix + json.dumps(key, ensure_ascii=False) + ": ")
 
+    def _wraps_the_arguments(self, call: ToolCallBlock, key: str) -> bool:
+        """Is the call's first parameter one a model wraps the arguments in (DeepSeek V3.2's
+        ``arguments``, or ``input``), which the tool's schema has no place for?"""
+        properties = self.schemas.get(call.name or "")
+        return (
+            key in _WRAPPERS
+            and not call.state.get("written")
+            and isinstance(properties, dict)
+            and key not in properties
+        )
+
     def _param_done(self, call: ToolCallBlock) -> None:
         state = call.state
         text = "".join(state.pop("value_parts", []))
         key = state.get("key", "")
+        if state.pop("wrapper", None) == key:
+            wrapped = _object_in(text)
+            if wrapped is not None:
+                # The arguments themselves: their members are the call's.
+                self.calls.diagnose(
+                    "noncanonical", call.start, f"tool call {call.index}: the arguments are wrapped in a parameter {key!r}"
+                )
+                if wrapped:
+                    self._write(call, "{" + json.dumps(wrapped, ensure_ascii=False)[1:-1])
+                    state["written"] = len(wrapped)
+                state["values"].update(wrapped)
+                state["where"] = "params"
+                return
+            self._open_member(call, key)  # no object in it: a parameter like any other
         if state.pop("streaming", False):
             self._write(call, '"')
             value: Any = text
@@ -592,6 +622,20 @@ class XmlParametersReader(CallReader):
 
     def _write(self, call: ToolCallBlock, text: str) -> None:
         self.calls.arguments_text(call, text)
+
+
+_WRAPPERS = ("arguments", "input")
+
+
+def _object_in(text: str) -> dict[str, Any] | None:
+    """The JSON object ``text`` is, or holds as a JSON string (None for anything else)."""
+    try:
+        value = json.loads(text)
+        if isinstance(value, str):
+            value = json.loads(value)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
 
 
 # -- Python calls and Gemma's calls ---------------------------------------------------------------
