@@ -568,6 +568,17 @@ def test_ten_megabytes_in_one_character_deltas() -> None:
 LLAMA_31 = Path(__file__).parent / "templates" / "Llama-3.1-8B-Instruct.jinja"
 
 
+def llama_31() -> chatcodec.Codec:
+    return chatcodec.load(LLAMA_31, special_tokens={"bos_token": "<|begin_of_text|>", "eos_token": "<|eot_id|>"})
+
+
+def work_per_delta(codec: chatcodec.Codec, opened: str, text: str, n: int = 1000) -> float:
+    """The calls each ``feed(text)`` makes, on a parser fed ``opened`` first."""
+    parser = codec.stream()
+    parser.feed(opened)
+    return work(lambda: [parser.feed(text) for _ in range(n)]) / n
+
+
 @pytest.mark.parametrize("delta", ["abcd", ', "x"', "}, {"])
 def test_a_delta_inside_a_calls_arguments_costs_about_what_plain_text_does(delta: str) -> None:
     """Streaming: most deltas of a tool call are inside its arguments, and go straight on to
@@ -605,15 +616,9 @@ def test_a_delta_inside_a_json_string_skips_the_delimiter_search() -> None:
     `` {`` (the next call): a delta with a space or a brace could begin a delimiter. Inside a
     string none can (a spelling there is text), so a delta of a string's text takes the short
     way whatever it holds, and one that spells a delimiter stays text."""
-    codec = chatcodec.load(LLAMA_31, special_tokens={"bos_token": "<|begin_of_text|>", "eos_token": "<|eot_id|>"})
+    codec = llama_31()
     opened = '{"name": "f", "parameters": {"a": "x'
-
-    def per_delta(text: str, n: int = 1000) -> float:
-        parser = codec.stream()
-        parser.feed(opened)
-        return work(lambda: [parser.feed(text) for _ in range(n)]) / n
-
-    assert per_delta("a { ") <= 2 * per_delta("abcd")
+    assert work_per_delta(codec, opened, "a { ") <= 2 * work_per_delta(codec, opened, "abcd")
     parser = codec.stream()
     events = parser.feed(opened) + [event for _ in range(200) for event in parser.feed("; {<|eot_id|>")]
     events += parser.feed('"}}') + parser.close()
@@ -628,15 +633,9 @@ def test_a_delta_ending_with_a_space_inside_a_json_string_holds_nothing_back() -
     word of a string. Inside a string every spelling is text: nothing is held, and the deltas
     after the first take the short way (the quote that opens the string, which may begin
     ``"<|eot_id|>``, arrives alone at the end of the text before)."""
-    codec = chatcodec.load(LLAMA_31, special_tokens={"bos_token": "<|begin_of_text|>", "eos_token": "<|eot_id|>"})
+    codec = llama_31()
     opened = '{"name": "f", "parameters": {"a": "'
-
-    def per_delta(text: str, n: int = 1000) -> float:
-        parser = codec.stream()
-        parser.feed(opened)
-        return work(lambda: [parser.feed(text) for _ in range(n)]) / n
-
-    assert per_delta("ab c ") <= 1.2 * per_delta("abcd")
+    assert work_per_delta(codec, opened, "ab c ") <= 1.2 * work_per_delta(codec, opened, "abcd")
     parser = codec.stream()
     events = parser.feed(opened) + [event for _ in range(100) for event in parser.feed("ab c ")] + parser.feed('"}}')
     events += parser.close()
