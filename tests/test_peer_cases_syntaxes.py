@@ -876,3 +876,22 @@ def test_dsml_arguments_wrapped_in_one_parameter_are_the_arguments(key: str, str
     assert [d.kind for d in result.diagnostics] == ["noncanonical"]
     # Without the tool's schema nothing says the parameter is no argument of its own.
     assert calls(parse_both("DeepSeek-V3.2-llamacpp", text)) == [("get_weather", {key: {"location": "Beijing"} if string == "false" else '{"location":"Beijing"}'})]
+
+
+# Found beside vLLM's tests/tool_parsers/test_gemma4_regex_and_bare_calls.py
+# (turn_end_closure_instead_of_tool_call_end): text after a Gemma call's closing brace, before
+# its closing tag (the next call opened there, or the turn's end token), is no part of the call
+# and stays in the message as content.
+@pytest.mark.parametrize(
+    ("text", "content"),
+    [
+        ("<|tool_call>call:f{a:1}<|tool_call>call:g{}<tool_call|>", "<|tool_call>call:g{}"),
+        ('<|tool_call>call:gdb{args:<|"|>-batch<|"|>}<turn|>', "<turn|>"),
+        ("<|tool_call>call:f{a:1} and more<tool_call|>", " and more"),
+    ],
+)
+def test_text_after_a_gemma_calls_brace_stays_in_the_message(text: str, content: str) -> None:
+    result = parse_both("Google-gemma-4-31B-it", text)
+    assert [c.function.name for c in result.message.tool_calls or []] == ["f" if "call:f" in text else "gdb"]
+    assert result.message.content == content
+    assert "unexpected_text" in [d.kind for d in result.diagnostics]

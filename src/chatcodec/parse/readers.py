@@ -950,7 +950,7 @@ class GemmaReader(CallReader):
             call.state["part"].append(piece.text)  # kept for the error message only
             return
         held, call.state["held"] = call.state["held"], ""
-        self._read(call, held + piece.text, final=False)
+        self._read(call, held + piece.text, final=False, start=piece.start - len(held))
 
     def delimiter(self, call: ToolCallBlock, piece: Piece) -> None:
         if call.name is None:
@@ -977,7 +977,8 @@ class GemmaReader(CallReader):
 
     # -- the arguments, piece by piece --------------------------------------------------------
 
-    def _read(self, call: ToolCallBlock, text: str, *, final: bool) -> None:
+    def _read(self, call: ToolCallBlock, text: str, *, final: bool, start: int | None = None) -> None:
+        """Read ``text`` (at ``start`` in the input, where known) on from where the call stands."""
         state = call.state
         pos = 0
         while pos < len(text) and call.error is None:
@@ -1054,7 +1055,10 @@ class GemmaReader(CallReader):
                     call.error = f"unexpected {text[pos]!r} after a parameter's value"
                 pos += 1
             else:  # after the closing brace: only whitespace
-                if text[pos:].strip():
+                if start is not None:
+                    # ``{a:1} and more``: the call is whole, the rest is text (content).
+                    call.after_value.append((start + pos, text[pos:]))
+                elif text[pos:].strip():
                     call.error = "text after the arguments' closing brace"
                 return
 
