@@ -680,8 +680,9 @@ def test_apertus_calls_cut_short_or_doubled_are_malformed(text: str, names: list
             "DeepSeek-V3.1",
             "Testing.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>bad_tool{\"arg\":\"value\"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>Done.",
             [],
-            'Testing.<｜tool▁call▁begin｜>bad_tool{"arg":"value"}<｜tool▁call▁end｜>Done.',
-            ["malformed_tool_call"],
+            # A section whose calls are all text is text, its tags too.
+            'Testing.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>bad_tool{"arg":"value"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>Done.',
+            ["malformed_tool_call", "malformed_tool_call"],
             "stop",
         ),
         (
@@ -895,3 +896,20 @@ def test_text_after_a_gemma_calls_brace_stays_in_the_message(text: str, content:
     assert [c.function.name for c in result.message.tool_calls or []] == ["f" if "call:f" in text else "gdb"]
     assert result.message.content == content
     assert "unexpected_text" in [d.kind for d in result.diagnostics]
+
+
+# SGLang test/registered/function_call/test_kimik2_detector.py (unparsable tool ids, bare
+# counters): a section whose calls are all text (an unknown tool, no name) is text, its tags
+# too; the message keeps every character.
+@pytest.mark.parametrize(
+    ("template", "text"),
+    [
+        ("Moonshot-Kimi-K2-Instruct-early", "pre<|tool_calls_section_begin|><|tool_call_begin|>weird@id<|tool_call_argument_begin|>{\"a\": 1}<|tool_call_end|><|tool_calls_section_end|>post"),
+        ("MiniMax-M2", 'pre<minimax:tool_call><invoke name="foo"><parameter name="a">1</parameter></invoke></minimax:tool_call>post'),
+        ("DeepSeek-V3.2-llamacpp", 'pre<｜DSML｜function_calls>\n<｜DSML｜invoke name="foo">\n<｜DSML｜parameter name="a" string="true">1</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>post'),
+    ],
+)
+def test_a_section_of_calls_that_are_all_text_is_text(template: str, text: str) -> None:
+    result = parse_both(template, text, tools=TOOLS)
+    assert not result.message.tool_calls and result.message.content == text
+    assert result.finish_reason == "stop" and "unknown_tool" in [d.kind for d in result.diagnostics]

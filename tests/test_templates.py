@@ -654,7 +654,6 @@ TOOL_ROUND_TRIP_GAPS = {
     "MeetKai-functionary-medium-v3.1-llamacpp-first": "writes tool definitions HTML-escaped and ends a call with <|eom_id|>",
     "Mistral-Nemo-Instruct-2407": "writes each tool result as a JSON object around its content",
     "Mistral-Nemo-Instruct-2407-hfjs": "writes each tool result as a JSON object around its content",
-    "Moonshot-Kimi-K2-Thinking-hfjs": "writes a call's name only inside its id: a call given no id loses its name",
     "OpenAI-gpt-oss-120b": _TYPESCRIPT,
     "OpenAI-gpt-oss-20b-2025-08-05": _TYPESCRIPT,
     "OpenAI-gpt-oss-20b-2025-08-07": _TYPESCRIPT,

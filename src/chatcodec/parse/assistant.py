@@ -289,7 +289,7 @@ class AssistantAssembler:
         if self._finish is not None:
             return []
         self._decide_leading(as_reasoning=False)
-        if self._section_hold is not None:
+        if self._section_hold is not None and self._call is None:
             # The text ends right after a section's opening tag: cut short, and the tag is text.
             cut_short = True
             self._release_section(as_text=True, unclosed=True)
@@ -376,6 +376,11 @@ class AssistantAssembler:
     def _close_call(self, call: ToolCallBlock, *, closed: bool) -> None:
         if self._reader is not None:
             self._reader.close(call)
+        if self._section_hold is not None:
+            # The section's first call: the section is real if it named a function, else its
+            # tags are text like the call (every character stays in the message).
+            named = call.index is not None or any(child.index is not None for child in call.children)
+            self._release_section(as_text=not named)
         self._tool_calls.stray_as_reasoning = self._resume_reasoning
         reasoning_before = len(self._reasoning)
         self._tool_calls.finish(call, closed=closed)
@@ -429,9 +434,11 @@ class AssistantAssembler:
         if piece.kind == "LEADING":
             self._undecided.append(piece)
             return
-        if self._section_hold is not None:
+        if self._section_hold is not None and call is None:
             if piece.delimiter and piece.kind in family.call_open:
-                self._release_section(as_text=False)
+                # The section is real if this call names a function: decided when it closes
+                # (``_close_call``), so that a section of calls that are all text is text too.
+                self._section_state = "real"
             elif not piece.delimiter and not piece.text.strip():
                 self._section_hold.append(piece)  # whitespace before the first call
                 return
