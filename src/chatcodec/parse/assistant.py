@@ -309,7 +309,7 @@ class AssistantAssembler:
             self._close_call(call, closed=complete or broken)
             if (complete or broken) and self._calls:
                 reason = "tool_calls"
-            elif complete and call.walk is not None or broken:
+            elif (complete and call.walk is not None) or broken:
                 reason = "stop"  # whole JSON that is no call (``{"a": 1}``): content, not cut short
             else:
                 reason = "length"

@@ -50,6 +50,16 @@ class CallReader:
         short way; True only where ``text`` would do just that."""
         return False
 
+    @staticmethod
+    def _no_name(call: ToolCallBlock, name: str) -> bool:
+        """Is ``name`` text that names no function (Mistral's ``[TOOL_CALLS]  junk [``, a name
+        whose closing ``>`` is left out)? Then the block is no call: it is text."""
+        if NOT_A_NAME.search(name) is None:
+            return False
+        call.error = call.error or f"{name[:40]!r} is not a function name"
+        call.name = ""
+        return True
+
 
 # -- JSON calls -----------------------------------------------------------------------------------
 
@@ -330,10 +340,7 @@ class NameThenArgumentsReader(CallReader):
             match = self.name_pattern.match(written)
             if match is not None:
                 name = match.group("name")
-        if NOT_A_NAME.search(name):
-            # Text that no function is named (Mistral's "[TOOL_CALLS]  junk [..."): no call.
-            call.error = f"{name[:40]!r} is not a function name"
-            call.name = ""
+        if self._no_name(call, name):
             return
         if self.name_is_id and written:
             call.given_id = written
@@ -563,12 +570,7 @@ class XmlParametersReader(CallReader):
     def _name_done(self, call: ToolCallBlock, position: int) -> None:
         if call.name is None:
             name = "".join(call.name_parts).strip()
-            if NOT_A_NAME.search(name):
-                # ``<function=f\n<parameter=city>``: the name's ``>`` left out, and what runs on
-                # names no function. No call: the block is text.
-                call.error = call.error or f"{name[:40]!r} is not a function name"
-                call.name = ""
-            else:
+            if not self._no_name(call, name):
                 self.calls.name_complete(call, name, position)
             call.state["where"] = "params"
 
