@@ -913,3 +913,23 @@ def test_a_section_of_calls_that_are_all_text_is_text(template: str, text: str) 
     result = parse_both(template, text, tools=TOOLS)
     assert not result.message.tool_calls and result.message.content == text
     assert result.finish_reason == "stop" and "unknown_tool" in [d.kind for d in result.diagnostics]
+
+
+# vLLM tests/tool_parsers/test_llama4_pythonic_tool_parser.py (malformed lists): a list whose
+# brackets close but do not match is malformed, and whole (`stop`); one whose brackets never
+# close was cut short (`length`). Either way the text is content.
+@pytest.mark.parametrize(
+    ("text", "finish", "kinds"),
+    [
+        ("[foo(x=1])]", "stop", ["malformed_tool_call"]),
+        ("[foo(x=1))]", "stop", ["malformed_tool_call"]),
+        ("[foo(x=1]", "length", ["unclosed_tool_call", "malformed_tool_call"]),
+        ("[foo(x=[1)]", "length", ["unclosed_tool_call", "malformed_tool_call"]),
+        ('[foo(x="a])")', "length", ["unclosed_tool_call", "malformed_tool_call"]),
+    ],
+)
+def test_a_python_list_ends_whole_once_its_brackets_close(text: str, finish: str, kinds: list[str]) -> None:
+    result = parse_both("vLLM-Llama-4-pythonic", text)
+    assert not result.message.tool_calls and result.message.content == text
+    assert result.finish_reason == finish
+    assert [d.kind for d in result.diagnostics] == kinds

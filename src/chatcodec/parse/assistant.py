@@ -299,7 +299,12 @@ class AssistantAssembler:
         if self._call is not None:
             call = self._call
             self._call = None
-            complete = self._closes_at_end and (call.walk is None or call.walk.finished)
+            whole: bool | None = None
+            if call.walk is not None:
+                whole = call.walk.finished
+            elif self._reader is not None:
+                whole = self._reader.ends_whole(call)
+            complete = self._closes_at_end and whole is not False
             # A body that stopped being JSON before the text ended (``I used {x}`` after a
             # Llama call) was not cut short: it is text, or a malformed call, and the text is
             # whole.
@@ -309,7 +314,7 @@ class AssistantAssembler:
             self._close_call(call, closed=complete or broken)
             if (complete or broken) and self._calls:
                 reason = "tool_calls"
-            elif (complete and call.walk is not None) or broken:
+            elif (complete and whole) or broken:
                 reason = "stop"  # whole JSON that is no call (``{"a": 1}``): content, not cut short
             else:
                 reason = "length"

@@ -43,6 +43,11 @@ class CallReader:
     def close(self, call: ToolCallBlock) -> None:
         """The block is about to be finished: write what the arguments still lack."""
 
+    def ends_whole(self, call: ToolCallBlock) -> bool | None:
+        """The text ended in a block with no closing delimiter and no JSON body: is what it
+        holds whole (True), cut short (False), or is there no telling (None)?"""
+        return None
+
     def arguments_as_written(self, call: ToolCallBlock, kind: str, key: str, walk: JsonWalk) -> bool:
         """Does text of a JSON body (free-text terminal ``kind``) that goes on with the value of
         member ``key`` without ending it go on with the call's arguments exactly as written,
@@ -661,6 +666,12 @@ class PythonicReader(CallReader):
     def text(self, call: ToolCallBlock, piece: Piece) -> None:
         call.state["buffer"].append(piece.text)
         call.state["starts"].append(piece.start)
+
+    def ends_whole(self, call: ToolCallBlock) -> bool:
+        # The list is whole once its brackets close, even where they do not match
+        # (``[foo(x=1])]`` is malformed, not cut short).
+        text = ("[" if self.opened else "") + "".join(call.state.get("buffer", []))
+        return any(depth <= 0 and char in ")]}" for _, char, depth in _structure(text))
 
     def close(self, call: ToolCallBlock) -> None:
         # The calls are read when the block is complete; ``_read`` makes each a child call.
