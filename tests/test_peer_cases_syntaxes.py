@@ -52,6 +52,8 @@ def calls(result: ParseResult) -> list[tuple[str, Any]]:
             [("f", {"x": {"a": True}}), ("g", {"y": None, "z": [True, False]})],
         ),
         ("vLLM-Llama-4-pythonic", "[f(x=true, y=null)]", [("f", {"x": True, "y": None})]),
+        # SGLang test_pythonic_detector.py: a triple-quoted string holding a quote.
+        ("vLLM-Llama-4-pythonic", "[search(query='''a ' b''')]", [("search", {"query": "a ' b"})]),
     ],
 )
 def test_python_calls_may_write_json_literals(template: str, text: str, expected: list[tuple[str, Any]]) -> None:
@@ -887,13 +889,12 @@ def test_dsml_arguments_wrapped_in_one_parameter_are_the_arguments(key: str, str
     ("text", "content"),
     [
         ("<|tool_call>call:f{a:1}<|tool_call>call:g{}<tool_call|>", "<|tool_call>call:g{}"),
-        ('<|tool_call>call:gdb{args:<|"|>-batch<|"|>}<turn|>', "<turn|>"),
         ("<|tool_call>call:f{a:1} and more<tool_call|>", " and more"),
     ],
 )
 def test_text_after_a_gemma_calls_brace_stays_in_the_message(text: str, content: str) -> None:
     result = parse_both("Google-gemma-4-31B-it", text)
-    assert [c.function.name for c in result.message.tool_calls or []] == ["f" if "call:f" in text else "gdb"]
+    assert [c.function.name for c in result.message.tool_calls or []] == ["f"]
     assert result.message.content == content
     assert "unexpected_text" in [d.kind for d in result.diagnostics]
 
@@ -925,7 +926,10 @@ def test_a_section_of_calls_that_are_all_text_is_text(template: str, text: str) 
         ("[foo(x=1))]", "stop", ["malformed_tool_call"]),
         ("[foo(x=1]", "length", ["unclosed_tool_call", "malformed_tool_call"]),
         ("[foo(x=[1)]", "length", ["unclosed_tool_call", "malformed_tool_call"]),
-        ('[foo(x="a])")', "length", ["unclosed_tool_call", "malformed_tool_call"]),
+        # SGLang test_function_call_parser.py (Pythonic: text that is no call): prose in
+        # brackets is whole, whatever its quotes.
+        ("[don't panic] done", "stop", ["malformed_tool_call"]),
+        ("[Note: it's raining] Take an umbrella.", "stop", ["malformed_tool_call"]),
     ],
 )
 def test_a_python_list_ends_whole_once_its_brackets_close(text: str, finish: str, kinds: list[str]) -> None:
@@ -933,3 +937,86 @@ def test_a_python_list_ends_whole_once_its_brackets_close(text: str, finish: str
     assert not result.message.tool_calls and result.message.content == text
     assert result.finish_reason == finish
     assert [d.kind for d in result.diagnostics] == kinds
+
+
+# vLLM tests/tool_parsers/test_gemma4_tool_parser.py (a call closed by the end of the turn):
+# a call whose body is whole, then the turn's end token where the closing tag belongs, ends
+# with the turn; the token is a delimiter, the call is kept, and a diagnostic says so.
+@pytest.mark.parametrize(
+    ("template", "text", "expected", "end"),
+    [
+        ("Google-gemma-4-31B-it", '<|tool_call>call:gdb{args:<|"|>-batch -ex run /tmp/poc<|"|>}<turn|>', ("gdb", {"args": "-batch -ex run /tmp/poc"}), "<turn|>"),
+        ("Qwen3-0.6B", '<tool_call>\n{"name": "f", "arguments": {"a": 1}}\n<|im_end|>', ("f", {"a": 1}), "<|im_end|>"),
+        ("Qwen-Qwen3-Coder", "<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n</function><|im_end|>", ("f", {"a": 1}), "<|im_end|>"),
+        ("Qwen-Qwen3-Coder", "<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n<|im_end|>", ("f", {"a": 1}), "<|im_end|>"),
+    ],
+)
+def test_a_call_may_end_with_the_turn(template: str, text: str, expected: tuple[str, Any], end: str) -> None:
+    result = parse_both(template, text)
+    assert calls(result) == [expected]
+    assert result.message.content is None
+    assert result.finish_reason == "tool_calls"
+    assert [d.kind for d in result.diagnostics] == ["noncanonical"]
+    assert result.spans[-1].kind == "delimiter" and result.span_text(result.spans[-1]) == end
+
+
+@pytest.mark.parametrize(
+    ("template", "text"),
+    [
+        # Text after the end token: the call was not ended by it.
+        ("Qwen3-0.6B", '<tool_call>\n{"name": "f", "arguments": {"a": 1}}<|im_end|>x'),
+        # A body cut short: no end of the call.
+        ("Qwen3-0.6B", '<tool_call>\n{"name": "f", "arguments": {"a": 1<|im_end|>'),
+        # Text that is no closing tag before the end token.
+        ("Google-gemma-4-31B-it", "<|tool_call>call:f{a:1} more<turn|>"),
+    ],
+)
+def test_a_call_that_does_not_end_at_the_turns_end_is_cut_short(template: str, text: str) -> None:
+    result = parse_both(template, text)
+    assert result.finish_reason == "length"
+    assert "unclosed_tool_call" in [d.kind for d in result.diagnostics]
+
+
+# Llama 3.1's template ends a turn that awaits a tool's answer with <|eom_id|> (the model card's
+# "end of message"): a call ends there as at <|eot_id|>.
+def test_llama_calls_end_with_the_end_of_message_token() -> None:
+    result = parse_both("Llama-3.1-8B-Instruct", '<|python_tag|>{"name": "f", "parameters": {"a": 1}}<|eom_id|>')
+    assert calls(result) == [("f", {"a": 1})]
+    assert result.message.content is None and result.finish_reason == "tool_calls" and not result.diagnostics
+
+
+def _strict_json(text: str) -> Any:
+    def refuse(name: str) -> Any:
+        raise ValueError(f"{name} is not JSON")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+NUMBER_TOOL = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {"p": {"type": "number"}}}}}]
+
+
+# SGLang test/registered/function_call/test_nonfinite_coercion.py: a value that reads as a
+# number JSON cannot write (1e999 is infinite as a float; NaN and Infinity are no JSON) stays
+# the text the model wrote; the arguments are always JSON.
+@pytest.mark.parametrize(
+    ("template", "text", "value"),
+    [
+        ("Qwen-Qwen3-Coder", "<tool_call>\n<function=f>\n<parameter=p>\n1e999\n</parameter>\n</function>\n</tool_call>", "1e999"),
+        ("Qwen-Qwen3-Coder", "<tool_call>\n<function=f>\n<parameter=p>\nNaN\n</parameter>\n</function>\n</tool_call>", "NaN"),
+        ("Qwen-Qwen3-Coder", "<tool_call>\n<function=f>\n<parameter=p>\n-Infinity\n</parameter>\n</function>\n</tool_call>", "-Infinity"),
+        ("MiniMax-M2", '<minimax:tool_call><invoke name="f"><parameter name="p">1e999</parameter></invoke></minimax:tool_call>', "1e999"),
+        ("Google-gemma-4-31B-it", "<|tool_call>call:f{p:1e999}<tool_call|>", "1e999"),
+        ("Google-gemma-4-31B-it", "<|tool_call>call:f{p:NaN}<tool_call|>", "NaN"),
+    ],
+)
+def test_numbers_json_cannot_write_stay_as_written(template: str, text: str, value: str) -> None:
+    result = parse_both(template, text, tools=NUMBER_TOOL)
+    [call] = result.message.tool_calls or []
+    assert _strict_json(call.function.arguments) == {"p": value}
+
+
+def test_nan_in_a_json_call_is_malformed_and_kept_as_written() -> None:
+    result = parse_both("Qwen3-0.6B", '<tool_call>\n{"name": "f", "arguments": {"p": NaN}}\n</tool_call>')
+    [call] = result.message.tool_calls or []
+    assert call.function.arguments == '{"p": NaN}'
+    assert [d.kind for d in result.diagnostics] == ["malformed_tool_call"]

@@ -286,7 +286,6 @@ def test_parse_with_a_prefill_reads_as_a_stream_with_it(prefill: str) -> None:
     "arguments",
     [
         '{"note": "</tool_call> is the closing tag"}',  # the first delimiter is inside a string
-        '{"x": NaN, "y": -Infinity}',  # the json module takes these
         '{"s": "\\ud800"}',  # a lone surrogate, escaped
         '{"deep": ' + "[" * 300 + "]" * 300 + "}",  # deeper than pydantic-core's decoder goes
         '{"k": 1, "k": 2}',
@@ -307,8 +306,20 @@ def test_call_bodies_the_quick_check_refuses_are_read_the_long_way(arguments: st
     assert not general.diagnostics
 
 
+def test_nan_and_infinity_are_no_json_on_either_path() -> None:
+    # The json module and pydantic-core's parser take them; JSON has neither.
+    arguments = '{"x": NaN, "y": -Infinity}'
+    codec = chatcodec.load("qwen3")
+    text = '<tool_call>\n{"name": "get_weather", "arguments": ' + arguments + "}\n</tool_call>"
+    fast, general = _both(codec, text, None, fuzz.TOOLS)
+    assert fast is None  # a malformed call is the general way's to read
+    assert _key(codec.parse_detailed(text, tools=fuzz.TOOLS)) == _key(general)
+    assert general.message.tool_calls[0].function.arguments == arguments  # type: ignore[index]
+    assert [d.kind for d in general.diagnostics] == ["malformed_tool_call"]
+
+
 _JSON_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
     max_leaves=12,
 )
@@ -318,10 +329,10 @@ _JSON_CHARACTERS = st.sampled_from(list('{}[]:," \\\n\t0123456789.-+eEtruefalsnN
 
 @settings(max_examples=400, deadline=None)
 @given(_JSON_VALUES, st.lists(st.tuples(st.integers(0, 400), st.integers(0, 3), _JSON_CHARACTERS), max_size=4))
-def test_the_quick_object_check_accepts_only_what_the_json_module_reads_as_an_object(
+def test_the_quick_object_check_accepts_only_what_json_reads_as_an_object(
     value: Any, edits: list[tuple[int, int, str]]
 ) -> None:
-    from chatcodec.parse.json_scan import is_json_object
+    from chatcodec.parse.json_scan import is_json_object, loads_json
 
     text = json.dumps(value, ensure_ascii=False)
     if isinstance(value, dict) and not edits:
@@ -330,7 +341,7 @@ def test_the_quick_object_check_accepts_only_what_the_json_module_reads_as_an_ob
         at %= len(text) + 1
         text = text[:at] + inserted + text[at + removed :]
     if is_json_object(text):
-        assert isinstance(json.loads(text), dict), text
+        assert isinstance(loads_json(text), dict), text
 
 
 def test_the_moves_a_reader_remembers_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:

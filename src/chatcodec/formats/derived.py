@@ -32,6 +32,11 @@ from chatcodec.formats.syntax import KNOWN_REASONING_TAGS, ReasoningSyntax
 from chatcodec.parse.stream import StreamParser
 
 
+# An end of turn, and the end of message its template writes beside it (Llama 3.1+ and
+# Llama 4's end of a turn that awaits a tool's answer).
+ALTERNATE_ENDS = (("<|eot_id|>", "<|eom_id|>"), ("<|eot|>", "<|eom|>"))
+
+
 def derive_format(name: str, render: Render, template_source: str, eos_token: str | None = None) -> Format:
     """The format of a template, read off its output (raises ``FramingNotFound``). A model
     ends its answer with the template's footer or with its end-of-sequence token: both end it."""
@@ -55,6 +60,15 @@ def derive_format(name: str, render: Render, template_source: str, eos_token: st
         added = tuple(dict.fromkeys(end for end in short if end.strip() and end not in framing.end))
         if added:
             framing = replace(framing, end=(*framing.end, *added))
+    # Llama writes a second end of message after a call it expects a tool's answer to: the
+    # model ends such a turn with it.
+    alternates = tuple(
+        alternate
+        for end, alternate in ALTERNATE_ENDS
+        if end in framing.end and alternate not in framing.end and alternate in template_source
+    )
+    if alternates:
+        framing = replace(framing, end=(*framing.end, *alternates))
     reasoning = find_reasoning(probes, framing)
     if reasoning is not None:
         framing = header_before_reasoning(probes, framing, reasoning)
@@ -355,7 +369,10 @@ def _reads_back(
     except ChatCodecError:
         return False
     message = parser.message
-    if not first_only and any(d.kind in ("malformed_tool_call", "unclosed_tool_call") for d in parser.diagnostics):
+    # (A template's own calls read back as written: not cut short, not malformed, and not
+    # only in a form the parser accepts beside the canonical one, such as a call that ends
+    # with the turn's end.)
+    if not first_only and any(d.kind in ("malformed_tool_call", "unclosed_tool_call", "noncanonical") for d in parser.diagnostics):
         return False
     found = [(call.function.name, call.function.parsed_arguments) for call in message.tool_calls or []]
     return found[:1] == expected[:1] if first_only else found == expected

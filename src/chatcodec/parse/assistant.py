@@ -305,6 +305,8 @@ class AssistantAssembler:
             elif self._reader is not None:
                 whole = self._reader.ends_whole(call)
             complete = self._closes_at_end and whole is not False
+            if not self._closes_at_end and self._ends_with_the_turn(call):
+                complete = whole = True
             # A body that stopped being JSON before the text ended (``I used {x}`` after a
             # Llama call) was not cut short: it is text, or a malformed call, and the text is
             # whole.
@@ -327,6 +329,49 @@ class AssistantAssembler:
         self._finish = reason
         self._out.events.append(Finish(reason))
         return self._out.take_events()
+
+    def _ends_with_the_turn(self, call: ToolCallBlock) -> bool:
+        """Does a named call whose body is whole end with the turn's end token where its
+        closing tag belongs (``…}<turn|>``, ``…}\n<|im_end|>``)? The model ended the call
+        with its turn: the token is the call's end, and the call is whole."""
+        # (Text after the body, where the body is no JSON, comes only once the body ended: a
+        # Gemma call's closing brace, an XML parameter's closing tag.)
+        if call.index is None or not call.after_value or (call.walk is not None and not call.walk.finished):
+            return False
+        written = "".join(text for _, text in call.after_value)
+        last_start, last_text = call.after_value[-1]
+        text_end = last_start + len(last_text)
+        grammar = self.family.grammar
+        # What may come between the body and the end: whitespace, or the start of the closing
+        # tag (Qwen3-Coder's ``</function>`` with no ``</tool_call>``).
+        closings = {
+            spelling.strip(): kind
+            for kind in sorted(self.family.call_close)
+            for spelling in grammar.spellings_of(kind)
+            if spelling.strip()
+        }
+        for kind in sorted(self.family.end):
+            for spelling in grammar.spellings_of(kind):
+                if not written.endswith(spelling):
+                    continue
+                at = text_end - len(spelling)
+                before = written[: -len(spelling)]
+                between = before.strip()
+                closing_kind = next((k for closing, k in closings.items() if closing.startswith(between)), None)
+                if between and closing_kind is None:
+                    continue
+                # Where the call's text ends: before the end token and the closing tag's start.
+                cut = at - len(before) + len(before.rstrip()) - len(between) if between else at
+                call.after_value = [(start, text[: max(0, cut - start)]) for start, text in call.after_value if start < cut]
+                call.spans = [(k, start, min(end, cut), name) for k, start, end, name in call.spans if start < cut]
+                if between:
+                    call.spans.append(("delimiter", cut, at, closing_kind))
+                call.spans.append(("delimiter", at, text_end, kind))
+                self._out.diagnose(
+                    "noncanonical", at, f"tool call {call.index} ends with the turn's end {spelling!r}, not its closing tag"
+                )
+                return True
+        return False
 
     @property
     def finish_reason(self) -> FinishReason | None:

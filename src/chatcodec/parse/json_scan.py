@@ -24,7 +24,29 @@ from typing import Literal
 
 from pydantic_core import SchemaValidator, core_schema
 
-_decoder = json.JSONDecoder()
+
+
+def _refuse_constant(name: str) -> object:
+    raise json.JSONDecodeError(f"{name} is not JSON", name, 0)
+
+
+# Python's json module reads NaN, Infinity and -Infinity, which JSON has not: a call's arguments
+# holding them would be no JSON to any other reader.
+_decoder = STRICT_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
+
+
+def loads_json(text: str) -> object:
+    """``text`` as JSON, strictly (NaN and Infinity refused with a ``ValueError``)."""
+    return _decoder.decode(text)
+
+
+def dumps_finite(value: object) -> str | None:
+    """``value`` as JSON text; None where it holds a number JSON cannot write (an infinite
+    float, from a number too large such as ``1e999``, or NaN)."""
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except ValueError:
+        return None
 _WS = re.compile(r"[ \t\n\r]*")
 _STRUCTURE = re.compile(r'["{}\[\]]')
 _CLOSING_BRACKET = re.compile(r"[}\]]")  # a character that may end a container
@@ -639,4 +661,12 @@ def is_json_object(text: str) -> bool:
         _OBJECT_CHECK.validate_json(text if text.isascii() else text.encode())
     except (ValueError, RecursionError):  # (a ValidationError is a ValueError)
         return False
-    return True
+    # (The Rust parser takes NaN and Infinity, which are no JSON.)
+    return ("NaN" not in text and "Infinity" not in text) or _strictly_an_object(text)
+
+
+def _strictly_an_object(text: str) -> bool:
+    try:
+        return isinstance(_decoder.decode(text), dict)
+    except (ValueError, RecursionError):
+        return False

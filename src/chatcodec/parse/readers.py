@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from chatcodec.parse.engine import STRAY, Piece
-from chatcodec.parse.json_scan import JsonWalk, MemberEvent, ValueScanner
+from chatcodec.parse.json_scan import JsonWalk, MemberEvent, ValueScanner, dumps_finite, loads_json
 from chatcodec.parse.toolcalls import ToolCallBlock, ToolCalls
 
 ARGUMENT_KEYS = ("arguments", "parameters")  # some models write Llama's "parameters"
@@ -420,13 +420,15 @@ def convert_value(text: str, schema: dict[str, Any] | None) -> Any:
         return text
     stripped = text.strip()
     try:
-        value = json.loads(stripped)
+        value = loads_json(stripped)
     except (ValueError, RecursionError):
         value = _python_literal(stripped) if types else None
         if value is None and stripped not in ("None", "null"):
             return text
     if types and not _matches(value, types) and "string" in types:
         return text
+    if isinstance(value, (float, list, dict)) and dumps_finite(value) is None:
+        return text  # 1e999 is no number JSON can write back: the text stays as written
     return value
 
 
@@ -466,7 +468,7 @@ def _python_literal(text: str) -> Any:
     except (ValueError, SyntaxError, RecursionError, MemoryError, TypeError):
         return None
     try:
-        json.dumps(value)
+        json.dumps(value, allow_nan=False)
     except (TypeError, ValueError):
         return None
     return value
@@ -637,12 +639,12 @@ _WRAPPERS = ("arguments", "input")
 def _object_in(text: str) -> dict[str, Any] | None:
     """The JSON object ``text`` is, or holds as a JSON string (None for anything else)."""
     try:
-        value = json.loads(text)
+        value = loads_json(text)
         if isinstance(value, str):
-            value = json.loads(value)
+            value = loads_json(value)
     except (ValueError, RecursionError):
         return None
-    return value if isinstance(value, dict) else None
+    return value if isinstance(value, dict) and dumps_finite(value) is not None else None
 
 
 # -- Python calls and Gemma's calls ---------------------------------------------------------------
@@ -669,9 +671,21 @@ class PythonicReader(CallReader):
 
     def ends_whole(self, call: ToolCallBlock) -> bool:
         # The list is whole once its brackets close, even where they do not match
-        # (``[foo(x=1])]`` is malformed, not cut short).
+        # (``[foo(x=1])]`` is malformed, not cut short), counted outside quotes as Python
+        # reads them or, for text that is no Python (``[don't panic] done``, a triple-quoted
+        # string), ignoring quotes.
         text = ("[" if self.opened else "") + "".join(call.state.get("buffer", []))
-        return any(depth <= 0 and char in ")]}" for _, char, depth in _structure(text))
+        if any(depth <= 0 and char in ")]}" for _, char, depth in _structure(text)):
+            return True
+        depth = 0
+        for char in text:
+            if char in "([{":
+                depth += 1
+            elif char in ")]}":
+                depth -= 1
+                if depth <= 0:
+                    return True
+        return False
 
     def close(self, call: ToolCallBlock) -> None:
         # The calls are read when the block is complete; ``_read`` makes each a child call.
@@ -774,9 +788,11 @@ def _json_calls(body: str) -> list[tuple[str, dict[str, Any]]] | None:
     if not body.startswith(("[{", "{")):
         return None
     try:
-        value = json.loads(body)
+        value = loads_json(body)
     except (ValueError, RecursionError):
         return None
+    if dumps_finite(value) is None:
+        return None  # a number too large for JSON to write back (1e999)
     items = value if isinstance(value, list) else [value]
     calls = []
     for item in items:
@@ -785,8 +801,10 @@ def _json_calls(body: str) -> list[tuple[str, dict[str, Any]]] | None:
         arguments: Any = next((item[key] for key in ARGUMENT_KEYS if key in item), {})
         if isinstance(arguments, str):
             try:
-                arguments = json.loads(arguments)
+                arguments = loads_json(arguments)
             except (ValueError, RecursionError):
+                return None
+            if dumps_finite(arguments) is None:
                 return None
         if not isinstance(arguments, dict):
             return None
@@ -1274,9 +1292,11 @@ def _gemma_value(text: str, quote: str) -> Any:
             else:
                 out.append(_gemma_number(atom))
     try:
-        return json.loads("".join(out))
+        value = loads_json("".join(out))
     except (ValueError, RecursionError):
         return None
+    # (1e999 reads as infinity, which JSON cannot write back.)
+    return value if dumps_finite(value) is not None else None
 
 
 READERS: dict[str, type[CallReader]] = {

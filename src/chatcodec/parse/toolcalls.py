@@ -17,7 +17,7 @@ from typing import Any
 
 from chatcodec.events import ContentDelta, Event, ReasoningDelta, ToolCallArgumentsDelta, ToolCallEnd, ToolCallStart
 from chatcodec.messages import new_tool_call_id
-from chatcodec.parse.json_scan import JsonWalk, is_json_object
+from chatcodec.parse.json_scan import JsonWalk, is_json_object, loads_json
 
 
 @dataclass
@@ -168,7 +168,7 @@ class ToolCalls:
         # is decoded to tell valid JSON from not.)
         if not call.has_parsed and not is_json_object(arguments):
             try:
-                json.loads(arguments)
+                loads_json(arguments)
             except json.JSONDecodeError:
                 call.error = call.error or "the arguments are not valid JSON"
             except (ValueError, RecursionError):

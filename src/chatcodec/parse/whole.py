@@ -28,13 +28,13 @@ from chatcodec.events import FinishReason
 from chatcodec.formats.base import Format
 from chatcodec.messages import ToolCall, assembled_call, assembled_message, new_tool_call_id
 from chatcodec.parse.grammar import FamilyGrammar
-from chatcodec.parse.json_scan import is_json_object
+from chatcodec.parse.json_scan import STRICT_DECODER, is_json_object
 from chatcodec.parse.readers import ARGUMENT_KEYS, NOT_A_NAME
 from chatcodec.parse.spans import Span
 from chatcodec.parse.stream import ParseResult
 
 
-_decoder = json.JSONDecoder()
+_decoder = STRICT_DECODER
 _scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
 _WS = " \t\n\r"
 _OBJECT_END = re.compile(r"[ \t\n\r]*\}")
