@@ -1020,3 +1020,26 @@ def test_nan_in_a_json_call_is_malformed_and_kept_as_written() -> None:
     [call] = result.message.tool_calls or []
     assert call.function.arguments == '{"p": NaN}'
     assert [d.kind for d in result.diagnostics] == ["malformed_tool_call"]
+
+
+# llama.cpp test-chat.cpp (Seed-OSS, edit with quotes): Seed's template writes a parameter's
+# value with no newline around it, so a newline at the value's edge is the value's.
+def test_seed_parameter_values_keep_newlines_at_their_edges() -> None:
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "edit",
+                "parameters": {"type": "object", "properties": {k: {"type": "string"} for k in ("s", "t", "u")}},
+            },
+        }
+    ]
+    arguments = {"s": 'return arg + "bar"\n', "t": "\nb", "u": "\n\nc\n\n"}
+    codec = codec_for("ByteDance-Seed-OSS-36B-Instruct")
+    question = [{"role": "user", "content": "hi"}]
+    answer = {"role": "assistant", "content": "", "tool_calls": [{"type": "function", "function": {"name": "edit", "arguments": arguments}}]}
+    prompt = codec.render(question, tools=tools, add_generation_prompt=True)
+    full = codec.render([*question, answer], tools=tools)
+    assert full.startswith(prompt) and "<parameter=t>\nb</parameter>" in full
+    result = parse_both("ByteDance-Seed-OSS-36B-Instruct", full[len(prompt) :], prompt=prompt, tools=tools)
+    assert calls(result) == [("edit", arguments)]

@@ -485,10 +485,13 @@ SEED = _xml(
     "seed",
     "<seed:tool_call><function=NAME><parameter=KEY>VALUE</parameter></function></seed:tool_call>",
     call_open=tuple(s + "<function=" for s in around("<seed:tool_call>", before="\n", after="\n")),
-    name_end=around(">", after="\n"),
+    # The template writes a value with no newline around it: a newline at its edge is the
+    # value's (Qwen3-Coder's template writes one on each side, which are the tags'). The
+    # newline after the function's name goes with the next tag.
+    name_end=(">",),
     param_open=around("<parameter=", before="\n"),
-    param_name_end=around(">", after="\n"),
-    param_close=around("</parameter>", before="\n", after="\n"),
+    param_name_end=(">",),
+    param_close=around("</parameter>", after="\n"),
     call_close=tuple(s + "</seed:tool_call>" for s in ("", "\n", *around("</function>", before="\n", after="\n"))),
     markers=("<seed:tool_call>", "<function="),
 )
