@@ -1043,3 +1043,14 @@ def test_seed_parameter_values_keep_newlines_at_their_edges() -> None:
     assert full.startswith(prompt) and "<parameter=t>\nb</parameter>" in full
     result = parse_both("ByteDance-Seed-OSS-36B-Instruct", full[len(prompt) :], prompt=prompt, tools=tools)
     assert calls(result) == [("edit", arguments)]
+
+
+# SGLang test_function_call_parser.py (GLM-4.x, a key written twice): a parameter's name, then
+# another name's tags before any value; the value is the last name's, and the call is malformed.
+@pytest.mark.parametrize("template", ["ZhipuAI-GLM-4.6", "ZhipuAI-GLM-4.7-Flash", "Laguna-v2"])
+def test_an_xml_parameter_name_with_no_value_gives_way_to_the_next(template: str) -> None:
+    text = "<tool_call>get_weather\n<arg_key>location</arg_key><arg_key>count</arg_key><arg_value>3</arg_value>\n</tool_call>"
+    result = parse_both(template, text)
+    assert calls(result) == [("get_weather", {"count": 3})]
+    assert [d.kind for d in result.diagnostics] == ["malformed_tool_call"]
+    assert "'location' has no value" in result.diagnostics[0].message

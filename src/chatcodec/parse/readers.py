@@ -530,6 +530,11 @@ class XmlParametersReader(CallReader):
             self._name_done(call, piece.start)
         elif where == "param_name" and (kind in self._NAME_ENDS or kind == "PARAM_NAME_END"):
             key = "".join(state.pop("key_parts", [])).strip()
+            if "<" in key and key.rfind(">") > key.find("<") and key[key.rfind(">") + 1 :].strip():
+                # A name, then another name's tags before any value
+                # (``location</arg_key><arg_key>count``): the value is the last name's.
+                call.error = call.error or f"the parameter {key[: key.find('<')].strip()!r} has no value"
+                key = key[key.rfind(">") + 1 :].strip()
             if key in state.get("values", {}) and call.error is None:
                 # Both are kept as written (a JSON reader takes the last): the call is not what
                 # the model meant, or a value spelled the tag (a file being written).
