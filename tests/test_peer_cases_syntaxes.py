@@ -1054,3 +1054,30 @@ def test_an_xml_parameter_name_with_no_value_gives_way_to_the_next(template: str
     assert calls(result) == [("get_weather", {"count": 3})]
     assert [d.kind for d in result.diagnostics] == ["malformed_tool_call"]
     assert "'location' has no value" in result.diagnostics[0].message
+
+
+# SGLang test_kimik2_detector.py and test_reasoning_parser.py (Kimi K2): a call written with no
+# separator and no arguments ends at its closing tag (malformed), so the calls after it are read;
+# a section opened inside reasoning that holds no call is reasoning, its tags in place.
+@pytest.mark.parametrize("name", ["junk", "functions.junk:0"])
+def test_a_kimi_call_with_no_arguments_ends_at_its_closing_tag(name: str) -> None:
+    text = (
+        f"<|tool_calls_section_begin|><|tool_call_begin|>{name}<|tool_call_end|>"
+        "<|tool_call_begin|>functions.f:1<|tool_call_argument_begin|>{}<|tool_call_end|><|tool_calls_section_end|>The answer"
+    )
+    result = parse_both("Moonshot-Kimi-K2-Instruct", text)
+    assert calls(result) == [("junk", {}), ("f", {})]
+    assert result.message.content == "The answer" and result.finish_reason == "tool_calls"
+    assert [d.kind for d in result.diagnostics] == ["malformed_tool_call"]
+    known = parse_both("Moonshot-Kimi-K2-Instruct", text, tools=[{"type": "function", "function": {"name": "f"}}])
+    assert calls(known) == [("f", {})]
+    # (A section whose first call is text is text, its tags too.)
+    assert known.message.content == (
+        f"<|tool_calls_section_begin|><|tool_call_begin|>{name}<|tool_call_end|><|tool_calls_section_end|>The answer"
+    )
+
+
+def test_a_kimi_section_inside_reasoning_that_holds_no_call_is_reasoning() -> None:
+    result = parse_both("Moonshot-Kimi-K2-Thinking", "<think>thinking<|tool_calls_section_begin|><|tool_call_begin|>")
+    assert result.message.reasoning_content == "thinking<|tool_calls_section_begin|><|tool_call_begin|>"
+    assert not result.message.content and result.finish_reason == "length"

@@ -470,8 +470,9 @@ class AssistantAssembler:
                 self._out.diagnose("unclosed_tool_call", opener.start, "the text ends inside a tool-call section")
             else:
                 self._out.diagnose("malformed_tool_call", opener.start, f"{opener.text!r} opens no tool call; kept as text")
+            # (Inside a reasoning block, where the call opened, the tags are reasoning.)
             for piece in held:
-                self._text(piece)
+                self._add_text(piece, as_reasoning=self._in_reasoning or self._resume_reasoning)
             return
         self._section_state = "real"
         self._out.span("delimiter", opener.start, opener.end, opener.kind)

@@ -326,6 +326,8 @@ class NameThenArgumentsReader(CallReader):
     def delimiter(self, call: ToolCallBlock, piece: Piece) -> None:
         if piece.kind == "NAME_SEP":
             return  # the id came first; the name follows
+        if piece.kind == "CALL_SEP":
+            call.state["separated"] = True
         if call.name is not None or call.state.get("waiting_for_id"):
             if piece.kind != "ID_SEP":
                 self._complete(call, piece.start)
@@ -334,6 +336,14 @@ class NameThenArgumentsReader(CallReader):
             call.state["waiting_for_id"] = True  # the name is complete once the id is
             return
         self._complete(call, piece.start)
+
+    def close(self, call: ToolCallBlock) -> None:
+        last = call.spans[-1] if call.spans else None
+        if call.name is None and not call.state.get("separated") and last is not None and last[3] == "CALL_END":
+            # ``<|tool_call_begin|>functions.f:0<|tool_call_end|>``: the separator and the
+            # arguments are left out, and the call ends here (a name cut short is no call).
+            call.error = "the call's arguments (and the separator before them) are left out"
+            self._complete(call, last[1])
 
     def _complete(self, call: ToolCallBlock, position: int) -> None:
         if call.index is not None or (call.name is not None and not call.state.get("waiting_for_id")):
