@@ -1081,3 +1081,35 @@ def test_a_kimi_section_inside_reasoning_that_holds_no_call_is_reasoning() -> No
     result = parse_both("Moonshot-Kimi-K2-Thinking", "<think>thinking<|tool_calls_section_begin|><|tool_call_begin|>")
     assert result.message.reasoning_content == "thinking<|tool_calls_section_begin|><|tool_call_begin|>"
     assert not result.message.content and result.finish_reason == "length"
+
+
+LIST_TOOLS = [
+    {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}},
+    {"type": "function", "function": {"name": "get_time", "parameters": {"type": "object", "properties": {}}}},
+]
+
+
+# SGLang test/registered/unit/function_call/test_unknown_tool_name.py, on lists of calls: a call
+# to a tool `tools=` does not have is dropped from the calls (as SGLang does), and its text is
+# content with `unknown_tool` (nothing the model wrote is lost); so is a call in a Python list
+# that is no Python.
+@pytest.mark.parametrize(
+    ("template", "text", "dropped"),
+    [
+        ("cogito-v1-preview-llama-3B", '[{"name": "get_weather", "parameters": {"city": "Tokyo"}},{"name": "rm_rf", "parameters": {"path": "/"}}]', '{"name": "rm_rf", "parameters": {"path": "/"}}'),
+        ("cogito-v1-preview-llama-3B", '[{"name": "rm_rf", "parameters": {"path": "/"}}, {"name": "get_weather", "parameters": {"city": "Tokyo"}}]', '{"name": "rm_rf", "parameters": {"path": "/"}}'),
+        ("AI21-Jamba-Large-1.6", '<tool_calls>[{"name": "get_weather", "arguments": {"city": "Tokyo"}},{"name": "rm_rf", "arguments": {"path": "/"}}]</tool_calls>', '{"name": "rm_rf", "arguments": {"path": "/"}}'),
+        ("Mistral-7B-Instruct-v0.3-jsonschema", '[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Tokyo"}},{"name": "rm_rf", "arguments": {}}]', '{"name": "rm_rf", "arguments": {}}'),
+        ("vLLM-Llama-4-pythonic", "[get_weather(city='Tokyo'), rm_rf(path='/')]", "rm_rf(path='/')"),
+        ("LiquidAI-LFM2.5-8B-A1B", '<|tool_call_start|>[{"name": "get_weather", "arguments": {"city": "x"}}, {"name": "rm", "arguments": {}}]<|tool_call_end|>', '{"name": "rm", "arguments": {}}'),
+        ("AllenAI-Olmo-3.1-32B-Instruct", '<function_calls>get_weather(city="x")\nrm(a=1)</function_calls>', "rm(a=1)"),
+        ("vLLM-Llama-4-pythonic", "[get_weather(city='Tokyo'), get_time(x=foo bar), get_time()]", "get_time(x=foo bar)"),
+    ],
+)
+def test_a_call_of_a_list_that_is_no_call_is_content(template: str, text: str, dropped: str) -> None:
+    result = parse_both(template, text, tools=LIST_TOOLS)
+    assert [name for name, _ in calls(result)] == [n for n in ("get_weather", "get_time") if f"{n}(" in text.replace(dropped, "") or f'"{n}"' in text]
+    assert result.message.content == dropped
+    kinds = [d.kind for d in result.diagnostics]
+    assert kinds == (["malformed_tool_call"] if "foo bar" in dropped else ["unknown_tool"])
+    assert result.diagnostics[0].position == text.index(dropped)

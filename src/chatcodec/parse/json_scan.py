@@ -275,6 +275,7 @@ class JsonWalk:
         "_value_end",
         "stray_at",
         "examined",
+        "element_spans",
     )
 
     def __init__(self, base: int, shape: Shape, *, record: bool = True) -> None:
@@ -300,6 +301,9 @@ class JsonWalk:
         # other than ``,`` or ``]`` (-1 otherwise). The elements before it are whole calls.
         self.stray_at = -1
         self.examined = 0  # characters examined (for tests that count work)
+        # Where each element of a list starts and ends (-1 until it does): a call the reader
+        # cannot take is given back as the text it was.
+        self.element_spans: list[list[int]] = []
 
     @property
     def complete(self) -> bool:
@@ -480,7 +484,7 @@ class JsonWalk:
                 if char == "]":
                     self._end(pos + 1, text_start)
                 elif char == "{":
-                    self._open_element()
+                    self._open_element(text_start + pos)
                 else:
                     ok = False
             elif state == "member?":
@@ -512,7 +516,7 @@ class JsonWalk:
                     ok = False
             elif state == "next_element":
                 ok = char == "{"
-                self._open_element()
+                self._open_element(text_start + pos)
             if not ok:
                 self._fail(pos, text_start, state)
                 self._tracker = QuoteTracker(self._depth_at_failure(state))
@@ -578,13 +582,15 @@ class JsonWalk:
             self.state = "after_member"
         return end
 
-    def _open_element(self) -> None:
+    def _open_element(self, at: int) -> None:
+        self.element_spans.append([at, -1])
         self._element += 1
         self._emit(MemberEvent("element", element=self._element))
         self.state = "member?"
 
     def _close_object(self, end: int, text_start: int) -> None:
         if self.shape == "array":
+            self.element_spans[-1][1] = text_start + end
             self.state = "after_element"
         else:
             self._end(end, text_start)

@@ -242,6 +242,9 @@ class JsonListReader(JsonObjectReader):
         _after_the_value(call, piece, walk)
 
     def close(self, call: ToolCallBlock) -> None:
+        spans = call.walk.element_spans if call.walk is not None else []
+        for child, (start, end) in zip(call.children, spans):
+            child.state["element"] = (start, end)
         for child in call.children:
             self._name_now(child, call.start)
 
@@ -719,8 +722,18 @@ class PythonicReader(CallReader):
                 text = text[: split - len(opening)]
         if self.opened:
             text = "[" + text.rstrip().removesuffix("<|python_end|>")
-        for name, arguments in _python_calls(text):
+        found = _python_calls(text)
+        # Where each call of the list is written (absolute), when that is known: a call that is
+        # none (a tool ``tools=`` does not have, no Python) is given back as its text.
+        elements: list[tuple[int, int, str]] = []
+        if starts and contiguous:
+            origin = starts[0] - len(opening)
+            elements = [(origin + start, origin + end, piece) for start, end, piece in _list_elements(text)]
+        placed = _placed(found, elements)
+        for index, (name, arguments) in enumerate(found):
             child = self.calls.child(call)
+            if placed is not None:
+                child.state["element"] = placed[index]
             self.calls.name_complete(child, name, call.start)
             if child.index is None:
                 continue
@@ -729,6 +742,15 @@ class PythonicReader(CallReader):
             child.parsed, child.has_parsed = values, True
         if not call.children and text.strip():
             call.error = "the calls are not Python calls with literal arguments"
+        elif placed is not None and found and len(found) < len(elements):
+            # The calls that are no Python: elements of their own, given back as text.
+            taken = set(placed)
+            for start, end, _ in elements:
+                if (start, end) not in taken:
+                    child = self.calls.child(call)
+                    child.state["element"] = (start, end)
+                    child.error = "the call is not a Python call with literal arguments"
+            call.children.sort(key=lambda child: child.state.get("element", (0, 0)))
         elif call.children and len(call.children) < _call_count(text):
             self.calls.diagnose(
                 "malformed_tool_call",
@@ -779,6 +801,51 @@ def _python_calls(text: str) -> list[tuple[str, dict[str, Any]]]:
         if call is not None:
             calls.append(call)
     return calls
+
+
+def _list_elements(text: str) -> list[tuple[int, int, str]]:
+    """The elements of the list ``text`` opens with (after whitespace), or its lines where it
+    opens no list: where each starts and ends in ``text``, whitespace around it left out, and
+    its text. Empty for a list that does not close, or a fenced block."""
+    start = len(text) - len(text.lstrip())
+    elements: list[tuple[int, int, str]] = []
+    if text.startswith("```", start):
+        return []
+    if not text.startswith("[", start):
+        # One call a line (OLMo 3).
+        at = 0
+        for line in text.splitlines(keepends=True):
+            if line.strip():
+                lead = len(line) - len(line.lstrip())
+                elements.append((at + lead, at + len(line.rstrip()), line.strip()))
+            at += len(line)
+        return elements
+    begin = start + 1
+    for i, char, depth in _structure(text, start):
+        if (char == "," and depth == 1) or (char == "]" and depth == 0):
+            piece = text[begin:i]
+            if piece.strip():
+                lead = len(piece) - len(piece.lstrip())
+                elements.append((begin + lead, begin + len(piece.rstrip()), piece.strip()))
+            begin = i + 1
+            if depth == 0:
+                return elements
+    return []
+
+
+def _placed(found: list[tuple[str, dict[str, Any]]], elements: list[tuple[int, int, str]]) -> list[tuple[int, int]] | None:
+    """Which element each call read was written in: in order, the next element that reads as
+    that call alone (None where the calls cannot be placed so)."""
+    placed: list[tuple[int, int]] = []
+    at = 0
+    for call in found:
+        while at < len(elements) and _python_calls("[" + elements[at][2] + "]") != [call]:
+            at += 1
+        if at == len(elements):
+            return None
+        placed.append(elements[at][:2])
+        at += 1
+    return placed
 
 
 def _call_count(text: str) -> int:

@@ -148,11 +148,35 @@ class ToolCalls:
             named[-1].error = named[-1].error or block.walk.error or "the list of calls ends before its JSON does"
         for call in named:
             self._finish_one(call, closed=closed, spans=False)
+        dropped = self._dropped_elements(block)
         stray = block.after_value if any(text.strip() for _, text in block.after_value) else []
-        for kind, start, end, name in _carved(block.spans, stray, self._stray_kind()):
+        for kind, start, end, name in _carved(block.spans, dropped + stray, self._stray_kind()):
             self._span(kind, start, end, name, None if kind in _NO_INDEX else named[0].index)
+        for _, text in dropped:
+            self._keep_as(self._stray_kind(), text)
         self._keep_stray_text(stray, f"the list of calls {named[0].index}-{named[-1].index}")
         block.raw, block.spans, block.after_value = [], [], []
+
+    def _dropped_elements(self, block: ToolCallBlock) -> list[tuple[int, str]]:
+        """The elements of a list of calls that are no call (a tool ``tools=`` does not have,
+        no name), with where each starts: their text goes where text around the list goes,
+        with a diagnostic, so that nothing the model wrote is lost."""
+        written = "".join(block.raw)
+        dropped: list[tuple[int, str]] = []
+        for child in block.children:
+            if child.index is not None:
+                continue
+            reason = child.rejected or child.error or "no tool name was found"
+            kind = "unknown_tool" if child.rejected else "malformed_tool_call"
+            where = child.state.get("element")
+            start, end = where if where is not None else (-1, -1)
+            if not block.start <= start < end <= block.start + len(written):
+                # (Where the element's text is not known, it stays in the list's span.)
+                self._diagnose(kind, block.start, f"{reason}; an element of a list of calls, left out")
+                continue
+            self._diagnose(kind, start, f"{reason}; an element of a list of calls, kept as {self._stray_kind()}")
+            dropped.append((start, written[start - block.start : end - block.start]))
+        return dropped
 
     def _finish_one(self, call: ToolCallBlock, *, closed: bool, spans: bool) -> None:
         if call.index is None:
