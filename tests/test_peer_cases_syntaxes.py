@@ -1113,3 +1113,20 @@ def test_a_call_of_a_list_that_is_no_call_is_content(template: str, text: str, d
     kinds = [d.kind for d in result.diagnostics]
     assert kinds == (["malformed_tool_call"] if "foo bar" in dropped else ["unknown_tool"])
     assert result.diagnostics[0].position == text.index(dropped)
+
+
+# SGLang test/registered/unit/function_call/test_gemma4_string_delimiters.py: Gemma 4 leaves out
+# a string's opening <|"|> (`query:weather in Tokyo<|"|>`); the text before the quote is the
+# string (noncanonical). A bracket left open before the closing brace keeps the value as written.
+@pytest.mark.parametrize(
+    ("text", "expected", "kinds"),
+    [
+        ('<|tool_call>call:web_search{query:weather in Tokyo<|"|>}<tool_call|>', {"query": "weather in Tokyo"}, ["noncanonical"]),
+        ('<|tool_call>call:web_search{query:weather in Tokyo<|"|>,n:3}<tool_call|>', {"query": "weather in Tokyo", "n": 3}, ["noncanonical"]),
+        ("<|tool_call>call:web_search{a:[1,2}<tool_call|>", {"a": "[1,2"}, ["malformed_tool_call"]),
+    ],
+)
+def test_gemma_strings_and_lists_left_unopened_or_unclosed(text: str, expected: dict[str, Any], kinds: list[str]) -> None:
+    result = parse_both("Google-gemma-4-31B-it", text)
+    assert calls(result) == [("web_search", expected)]
+    assert [d.kind for d in result.diagnostics] == kinds

@@ -1082,6 +1082,16 @@ class GemmaReader(CallReader):
         if state["held"]:
             held, state["held"] = state["held"], ""
             self._read(call, held, final=True)
+        if state["mode"] == "atom" and call.error is None and not state["quoted"]:
+            raw = "".join(state["part"]).rstrip()
+            if raw.endswith("}"):
+                # ``{a:[1,2}``: a bracket left open, and the brace that closes the arguments
+                # read as its end. The value is kept as written, a string (see ``_atom``).
+                value = raw[:-1].strip()
+                state.setdefault("not_a_value", f"{value[:40]!r} is not a value; kept as a string")
+                self.calls.arguments_text(call, json.dumps(value, ensure_ascii=False) + "}")
+                state["values"][state["key"]] = value
+                state["mode"] = "end"
         if state["mode"] != "end" and call.error is None:
             call.error = "the arguments end before their closing brace"
         if call.error is None:
@@ -1237,6 +1247,18 @@ class GemmaReader(CallReader):
                 i += 1
                 continue
             if text.startswith(self.QUOTE, i):
+                before = "".join(state["part"]) + text[pos:i]
+                if state["depth"] == 0 and before.strip() and before.lstrip()[0] not in "{[":
+                    # ``query:weather in Tokyo<|"|>``: the string's opening quote is left out
+                    # (Gemma 4 writes this); the text before the quote is the string.
+                    state["part"] = [self.QUOTE + before + self.QUOTE]
+                    if not state.get("unopened"):
+                        state["unopened"] = True
+                        self.calls.diagnose(
+                            "noncanonical", call.start, f"tool call {call.index}: a string's opening {self.QUOTE} is left out"
+                        )
+                    pos = i = i + len(self.QUOTE)
+                    continue
                 state["quoted"] = True
                 i += len(self.QUOTE)
                 continue
