@@ -1130,3 +1130,37 @@ def test_gemma_strings_and_lists_left_unopened_or_unclosed(text: str, expected: 
     result = parse_both("Google-gemma-4-31B-it", text)
     assert calls(result) == [("web_search", expected)]
     assert [d.kind for d in result.diagnostics] == kinds
+
+
+# Ollama model/parsers/laguna_test.go (thinking on): Laguna's template writes a closing tag
+# alone after the assistant's header when there is no reasoning, and opens the block in the
+# prompt when thinking is on; the tag is no part of the header.
+@pytest.mark.parametrize("template", ["Laguna-v2", "Laguna-v8"])
+def test_laguna_prompts_with_thinking_on_open_the_reasoning(template: str) -> None:
+    codec = codec_for(template)
+    question = [{"role": "user", "content": "hi"}]
+    thinking = codec.render(question, add_generation_prompt=True, enable_thinking=True)
+    assert thinking.endswith("<think>")
+    result = parse_both(template, "Reasoning here.\n</think>\nThe answer.", prompt=thinking)
+    assert (result.message.reasoning_content, result.message.content) == ("Reasoning here.", "The answer.")
+    assert not result.diagnostics
+    plain = codec.render(question, add_generation_prompt=True)
+    result = parse_both(template, "The answer.", prompt=plain)
+    assert (result.message.reasoning_content, result.message.content) == (None, "The answer.")
+
+
+# SGLang test_function_call_parser.py (Llama 4, text after the calls): <|python_end|> after a
+# call is its end, a delimiter; the text after it is content.
+@pytest.mark.parametrize(
+    ("template", "text"),
+    [
+        ("vLLM-Llama-4-pythonic", "<|python_start|>[search(query='hello')]<|python_end|> Done."),
+        ("Meta-Llama-4-Scout-17B-16E-Instruct", '<|python_start|>{"name": "search", "parameters": {"query": "hello"}}<|python_end|> Done.'),
+        ("Meta-Llama-4-Scout-17B-16E-Instruct", '<|python_start|>{"name": "search", "parameters": {"query": "hello"}}<|python_end|>'),
+    ],
+)
+def test_python_end_closes_a_llama_4_call(template: str, text: str) -> None:
+    result = parse_both(template, text)
+    assert calls(result) == [("search", {"query": "hello"})]
+    assert result.message.content == (" Done." if text.endswith("Done.") else None)
+    assert "<|python_end|>" in [result.span_text(span) for span in result.spans if span.kind == "delimiter"]

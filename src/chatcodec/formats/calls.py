@@ -58,6 +58,9 @@ class CallSyntax:
     # ``<|channel|>commentary<|message|>``): reasoning and such messages may come in any
     # number before the answer, each ended like the reasoning.
     preamble: bool = False
+    # Tokens a model writes right after a call where the syntax has no closing tag (Llama 4's
+    # ``<|python_end|>``): delimiters, not text after the call.
+    trailers: tuple[str, ...] = ()
     # Terminals whose spelling equals another's are the same terminal in the grammar.
     aliases: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
 
@@ -287,6 +290,7 @@ LLAMA4_JSON = CallSyntax(
     ),
     markers=("<|python_start|>", '{"name"', '"parameters"'),
     reader_options=(("opened", True),),
+    trailers=("<|python_end|>",),
 )
 PYTHONIC_LIST = CallSyntax(
     name="pythonic_list",
@@ -298,6 +302,7 @@ PYTHONIC_LIST = CallSyntax(
     spellings=spelled(("CALL_OPEN", ("[", " [", "\n[", "<|python_start|>[", "<|python_start|>\n["))),
     markers=("[", "("),
     reader_options=(("opened", True),),
+    trailers=("<|python_end|>",),
 )
 BARE_LIST = CallSyntax(
     name="json_list",

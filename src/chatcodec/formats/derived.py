@@ -159,6 +159,11 @@ def header_before_reasoning(probes: Probes, framing: Framing, reasoning: Reasoni
     header = framing.headers.get("assistant", "")
     at = header.find(reasoning.open_tag)
     if at < 0:
+        # Or in the closing tag alone, which stands for no reasoning (Laguna writes
+        # ``<assistant>\n</think>`` before an answer with none, and its prompt with thinking on
+        # ends ``<assistant>\n<think>``).
+        at = header.find(reasoning.close_tag)
+    if at < 0:
         return framing
     header = header[:at]
     headers = {**framing.headers, "assistant": header}

@@ -73,6 +73,7 @@ class AssistantAssembler:
             READERS[syntax.reader](self._tool_calls, schemas, **syntax.options) if syntax is not None else None
         )
         self._closes_at_end = syntax is not None and syntax.closes_at_end
+        self._trailers = syntax.trailers if syntax is not None else ()
         self._call: ToolCallBlock | None = None
         self._finish: FinishReason | None = None
         self._stray_reported = False
@@ -330,6 +331,17 @@ class AssistantAssembler:
         self._out.events.append(Finish(reason))
         return self._out.take_events()
 
+    def _take_trailer(self, call: ToolCallBlock) -> None:
+        """The token a model writes after a call where the syntax has no closing tag (Llama 4's
+        ``<|python_end|>``) is a delimiter, not text after the call."""
+        start = call.after_value[0][0]
+        written = "".join(text for _, text in call.after_value)
+        lead = len(written) - len(written.lstrip())
+        for trailer in self._trailers:
+            if written.startswith(trailer, lead):
+                call.as_delimiter(start + lead, start + lead + len(trailer), "CALL_END")
+                return
+
     def _ends_with_the_turn(self, call: ToolCallBlock) -> bool:
         """Does a named call whose body is whole end with the turn's end token where its
         closing tag belongs (``…}<turn|>``, ``…}\n<|im_end|>``)? The model ended the call
@@ -360,13 +372,11 @@ class AssistantAssembler:
                 closing_kind = next((k for closing, k in closings.items() if closing.startswith(between)), None)
                 if between and closing_kind is None:
                     continue
-                # Where the call's text ends: before the end token and the closing tag's start.
-                cut = at - len(before) + len(before.rstrip()) - len(between) if between else at
-                call.after_value = [(start, text[: max(0, cut - start)]) for start, text in call.after_value if start < cut]
-                call.spans = [(k, start, min(end, cut), name) for k, start, end, name in call.spans if start < cut]
                 if between:
-                    call.spans.append(("delimiter", cut, at, closing_kind))
-                call.spans.append(("delimiter", at, text_end, kind))
+                    # The closing tag's start, up to the end token, is that tag.
+                    cut = at - len(before) + len(before.rstrip()) - len(between)
+                    call.as_delimiter(cut, at, closing_kind or "CALL_CLOSE")
+                call.as_delimiter(at, text_end, kind)
                 self._out.diagnose(
                     "noncanonical", at, f"tool call {call.index} ends with the turn's end {spelling!r}, not its closing tag"
                 )
@@ -426,6 +436,8 @@ class AssistantAssembler:
     def _close_call(self, call: ToolCallBlock, *, closed: bool) -> None:
         if self._reader is not None:
             self._reader.close(call)
+        if self._trailers and call.after_value:
+            self._take_trailer(call)
         if self._section_hold is not None:
             # The section's first call: the section is real if it named a function, else its
             # tags are text like the call (every character stays in the message).

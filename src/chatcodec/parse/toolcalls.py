@@ -51,6 +51,32 @@ class ToolCallBlock:
     children: list[ToolCallBlock] = field(default_factory=list)  # the calls of a list block
     state: dict[str, Any] = field(default_factory=dict)  # what the syntax's reader keeps
 
+    def as_delimiter(self, start: int, end: int, kind: str) -> None:
+        """Text of the block after its value (``after_value``), from ``start`` to ``end``, is a
+        delimiter (a call's end the model wrote where the syntax has none): it leaves the text
+        that is no part of the call and the call's spans, and is a span of its own."""
+        kept: list[tuple[int, str]] = []
+        for at, text in self.after_value:
+            if at < start:
+                kept.append((at, text[: start - at]))
+            if at + len(text) > end:
+                cut = max(0, end - at)
+                kept.append((at + cut, text[cut:]))
+        self.after_value = [(at, text) for at, text in kept if text]
+        spans: list[tuple[str, int, int, str | None]] = []
+        for span in self.spans:
+            span_kind, span_start, span_end, name = span
+            if span_end <= start or span_start >= end:
+                spans.append(span)
+                continue
+            if span_start < start:
+                spans.append((span_kind, span_start, start, name))
+            if span_end > end:
+                spans.append((span_kind, end, span_end, name))
+        spans.append(("delimiter", start, end, kind))
+        spans.sort(key=lambda span: span[1])
+        self.spans = spans
+
     def add_text(self, text: str, start: int) -> None:
         """Free text of the block: kept, with its span (one span for a run of text, so that a
         call streamed in thousands of deltas ends with a few spans, not thousands)."""
