@@ -1164,3 +1164,14 @@ def test_python_end_closes_a_llama_4_call(template: str, text: str) -> None:
     assert calls(result) == [("search", {"query": "hello"})]
     assert result.message.content == (" Done." if text.endswith("Done.") else None)
     assert "<|python_end|>" in [result.span_text(span) for span in result.spans if span.kind == "delimiter"]
+
+
+# llama.cpp test-chat.cpp and Ollama model/parsers/glimmer_test.go (Muse Glimmer): a reasoning
+# message, then the answer's message, as the template writes them after its prompt.
+def test_muse_reasoning_then_the_answer_reads_back() -> None:
+    codec = codec_for("Muse-Glimmer")
+    prompt = codec.render([{"role": "user", "content": "hi"}], add_generation_prompt=True)
+    text = " to=self<|message|>thought<|eom|><|start|>assistant to=user<|message|>Done.<|eot|>"
+    result = parse_both("Muse-Glimmer", text, prompt=prompt)
+    assert (result.message.reasoning_content, result.message.content) == ("thought", "Done.")
+    assert not result.diagnostics and result.finish_reason == "stop"

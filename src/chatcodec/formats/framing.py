@@ -317,8 +317,17 @@ def grammar_piece(framing: Framing, reserved: frozenset[str] = frozenset()) -> F
         optional("TOOL_NAME_END", {framing.tool_name_close}) if framing.tool_name_close and "tool" in headers else None
     )
     lead_terminal = optional("LEAD", {lead}) if lead else None
+    # (After a reasoning message that ends in the next message's header, the answer's opening
+    # comes with the lead the template writes before it: Muse's `` to=user<|message|>``.)
     answer_open_terminal = (
-        optional("ANSWER_OPEN", {framing.answer_open, *ANSWER_OPEN_VARIANTS.get(framing.answer_open, ())})
+        optional(
+            "ANSWER_OPEN",
+            {
+                framing.answer_open,
+                *ANSWER_OPEN_VARIANTS.get(framing.answer_open, ()),
+                *((lead + framing.answer_open,) if lead else ()),
+            },
+        )
         if framing.answer_open
         else None
     )
