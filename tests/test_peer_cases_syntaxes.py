@@ -947,7 +947,7 @@ def test_a_python_list_ends_whole_once_its_brackets_close(text: str, finish: str
     [
         ("Google-gemma-4-31B-it", '<|tool_call>call:gdb{args:<|"|>-batch -ex run /tmp/poc<|"|>}<turn|>', ("gdb", {"args": "-batch -ex run /tmp/poc"}), "<turn|>"),
         ("Qwen3-0.6B", '<tool_call>\n{"name": "f", "arguments": {"a": 1}}\n<|im_end|>', ("f", {"a": 1}), "<|im_end|>"),
-        ("Qwen-Qwen3-Coder", "<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n</function><|im_end|>", ("f", {"a": 1}), "<|im_end|>"),
+        ("Qwen-Qwen3-Coder", "<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n</func<|im_end|>", ("f", {"a": 1}), "<|im_end|>"),
         ("Qwen-Qwen3-Coder", "<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n<|im_end|>", ("f", {"a": 1}), "<|im_end|>"),
     ],
 )
@@ -1175,3 +1175,17 @@ def test_muse_reasoning_then_the_answer_reads_back() -> None:
     result = parse_both("Muse-Glimmer", text, prompt=prompt)
     assert (result.message.reasoning_content, result.message.content) == ("thought", "Done.")
     assert not result.diagnostics and result.finish_reason == "stop"
+
+
+# llama.cpp test-chat.cpp and vLLM's Qwen3-Coder tests: a call written without <tool_call> (a
+# bare <function=…>…</function>) is read, with a noncanonical diagnostic; with tools given, a
+# name they do not have keeps the text as content.
+@pytest.mark.parametrize("template", ["Qwen-Qwen3-Coder", "Qwen-Qwen3.5-4B"])
+def test_a_qwen3_coder_call_without_its_tool_call_tag(template: str) -> None:
+    text = "Let me check.\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>"
+    result = parse_both(template, text, tools=LIST_TOOLS)
+    assert calls(result) == [("get_weather", {"city": "Paris"})]
+    assert result.message.content == "Let me check." and result.finish_reason == "tool_calls"
+    assert [d.kind for d in result.diagnostics] == ["noncanonical"]
+    prose = "Write <function=rm_rf> to call it."
+    assert parse_both(template, prose, tools=LIST_TOOLS).message.content == prose

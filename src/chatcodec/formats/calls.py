@@ -443,6 +443,7 @@ def _xml(
     markers: tuple[str, ...],
     calls_begin: tuple[str, ...] = (),
     calls_end: tuple[str, ...] = (),
+    noncanonical: tuple[str, ...] = (),
     **options: object,
 ) -> CallSyntax:
     pairs: list[tuple[str, Iterable[str]]] = [
@@ -467,6 +468,7 @@ def _xml(
         spellings=spelled(*pairs),
         markers=markers,
         reader_options=tuple(options.items()),
+        noncanonical=noncanonical,
     )
 
 
@@ -477,14 +479,19 @@ QWEN3_CODER = _xml(
     # are the call's (the content read back is the content rendered).
     call_open=tuple(
         lead + "<tool_call>" + tail + "<function=" for lead in ("", "\n", "\n\n") for tail in ("", "\n")
-    ),
+    )
+    # Qwen3-Coder models sometimes leave out <tool_call> and </tool_call>: the function's own
+    # tags are the call's then (read, with a ``noncanonical`` diagnostic).
+    + ("<function=", "\n<function="),
     name_end=around(">", after="\n"),
     param_open=around("<parameter=", before="\n"),
     param_name_end=around(">", after="\n"),
     param_close=around("</parameter>", before="\n", after="\n"),
     # A model may leave out ``</function>``: the call still ends with ``</tool_call>``.
-    call_close=tuple(s + "</tool_call>" for s in ("", "\n", *around("</function>", before="\n", after="\n"))),
+    call_close=tuple(s + "</tool_call>" for s in ("", "\n", *around("</function>", before="\n", after="\n")))
+    + ("</function>", "\n</function>"),
     markers=("<function=", "<parameter="),
+    noncanonical=("<function=",),
 )
 SEED = _xml(
     "seed",

@@ -565,6 +565,8 @@ class AssistantAssembler:
                         )
                 if family.calls is not None and family.calls.in_section and self._section_state != "real":
                     self._out.diagnose("noncanonical", piece.start, "a tool call outside the format's section of calls")
+                elif family.calls is not None and piece.text.strip() in family.calls.noncanonical:
+                    self._out.diagnose("noncanonical", piece.start, f"{piece.text!r} is not the format's own spelling")
                 self._open_call(piece)
                 return
             self._out.span("delimiter", piece.start, piece.end, kind)
