@@ -1189,3 +1189,16 @@ def test_a_qwen3_coder_call_without_its_tool_call_tag(template: str) -> None:
     assert [d.kind for d in result.diagnostics] == ["noncanonical"]
     prose = "Write <function=rm_rf> to call it."
     assert parse_both(template, prose, tools=LIST_TOOLS).message.content == prose
+
+
+# Ollama model/parsers/qwen3coder_test.go (typed values): an integer written with leading zeros
+# and a boolean in capitals are what the schema asks for; without a schema they stay as written.
+@pytest.mark.parametrize(
+    ("value", "schema", "expected"),
+    [("007", {"type": "integer"}, 7), ("TRUE", {"type": "boolean"}, True), ("FALSE", {"type": "boolean"}, False), ("007", {"type": "string"}, "007"), ("yes", {"type": "boolean"}, "yes")],
+)
+def test_xml_values_the_schema_types_loosely(value: str, schema: dict[str, Any], expected: Any) -> None:
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {"p": schema}}}}]
+    text = f"<tool_call>\n<function=f>\n<parameter=p>\n{value}\n</parameter>\n</function>\n</tool_call>"
+    assert calls(parse_both("Qwen-Qwen3-Coder", text, tools=tools)) == [("f", {"p": expected})]
+    assert calls(parse_both("Qwen-Qwen3-Coder", text)) == [("f", {"p": value})]

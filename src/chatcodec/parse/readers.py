@@ -436,6 +436,8 @@ def convert_value(text: str, schema: dict[str, Any] | None) -> Any:
         value = loads_json(stripped)
     except (ValueError, RecursionError):
         value = _python_literal(stripped) if types else None
+        if value is None:
+            value = _loosely(stripped, types)
         if value is None and stripped not in ("None", "null"):
             return text
     if types and not _matches(value, types) and "string" in types:
@@ -443,6 +445,19 @@ def convert_value(text: str, schema: dict[str, Any] | None) -> Any:
     if isinstance(value, (float, list, dict)) and dumps_finite(value) is None:
         return text  # 1e999 is no number JSON can write back: the text stays as written
     return value
+
+
+_DECIMAL = re.compile(r"[+-]?\d+")
+
+
+def _loosely(text: str, types: set[str]) -> Any:
+    """A number or boolean the schema asks for, written as neither JSON nor Python writes it:
+    ``007`` for an integer, ``TRUE`` for a boolean (None where it is not one)."""
+    if types & {"integer", "number"} and _DECIMAL.fullmatch(text) and len(text) <= 100:
+        return int(text)
+    if "boolean" in types and text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    return None
 
 
 def _types(schema: dict[str, Any] | None) -> set[str]:
