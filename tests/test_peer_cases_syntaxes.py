@@ -1202,3 +1202,17 @@ def test_xml_values_the_schema_types_loosely(value: str, schema: dict[str, Any],
     text = f"<tool_call>\n<function=f>\n<parameter=p>\n{value}\n</parameter>\n</function>\n</tool_call>"
     assert calls(parse_both("Qwen-Qwen3-Coder", text, tools=tools)) == [("f", {"p": expected})]
     assert calls(parse_both("Qwen-Qwen3-Coder", text)) == [("f", {"p": value})]
+
+
+# Ollama model/parsers (qwen3.5, nemotron3nano, laguna: thinking off) and llama.cpp: after a
+# prompt that closed the reasoning block, the closing tag written again is the tag.
+@pytest.mark.parametrize(
+    ("template", "options"),
+    [("Qwen-Qwen3.5-4B", {"enable_thinking": False}), ("NVIDIA-Nemotron-3-Nano-30B-A3B", {"enable_thinking": False}), ("Laguna-v2", {})],
+)
+def test_the_closing_tag_written_again_after_a_prompt_that_closed_the_block(template: str, options: dict[str, Any]) -> None:
+    prompt = codec_for(template).render([{"role": "user", "content": "hi"}], add_generation_prompt=True, **options)
+    result = parse_both(template, "</think>\nTokyo", prompt=prompt)
+    assert (result.message.content, result.message.reasoning_content) == ("Tokyo", None)
+    assert not result.diagnostics
+    assert result.span_text(result.spans[0]).strip() == "</think>" and result.spans[0].kind == "delimiter"

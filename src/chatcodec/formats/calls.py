@@ -443,9 +443,11 @@ def _xml(
     markers: tuple[str, ...],
     calls_begin: tuple[str, ...] = (),
     calls_end: tuple[str, ...] = (),
-    noncanonical: tuple[str, ...] = (),
     **options: object,
 ) -> CallSyntax:
+    # (Spellings read with a ``noncanonical`` diagnostic; the other options are the reader's.)
+    noncanonical = options.pop("noncanonical", ())
+    assert isinstance(noncanonical, tuple)
     pairs: list[tuple[str, Iterable[str]]] = [
         ("CALL_OPEN", call_open),
         ("PARAM_OPEN", param_open),
