@@ -1216,3 +1216,17 @@ def test_the_closing_tag_written_again_after_a_prompt_that_closed_the_block(temp
     assert (result.message.content, result.message.reasoning_content) == ("Tokyo", None)
     assert not result.diagnostics
     assert result.span_text(result.spans[0]).strip() == "</think>" and result.spans[0].kind == "delimiter"
+
+
+# Ollama harmony/harmonyparser_test.go and llama.cpp (gpt-oss): <|call|> is a stop token, which a
+# server strips from the text it returns; a call whose JSON is whole when the text ends is whole.
+@pytest.mark.parametrize(
+    ("body", "finish", "kinds"),
+    [('{"location":"Tokyo"}', "tool_calls", []), ('{"location":"Tokyo"}\n', "tool_calls", []), ('{"location":"Tok', "length", ["unclosed_tool_call"])],
+)
+def test_a_gpt_oss_call_without_its_stop_token(body: str, finish: str, kinds: list[str]) -> None:
+    prompt = codec_for("OpenAI-gpt-oss-120b").render([{"role": "user", "content": "hi"}], add_generation_prompt=True)
+    text = "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>" + body
+    result = parse_both("OpenAI-gpt-oss-120b", text, prompt=prompt)
+    assert [call.function.name for call in result.message.tool_calls or []] == ["get_weather"]
+    assert result.finish_reason == finish and [d.kind for d in result.diagnostics] == kinds

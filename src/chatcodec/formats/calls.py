@@ -58,6 +58,9 @@ class CallSyntax:
     # ``<|channel|>commentary<|message|>``): reasoning and such messages may come in any
     # number before the answer, each ended like the reasoning.
     preamble: bool = False
+    # The call's closing tag is a stop token, which a server strips from the text it returns
+    # (gpt-oss's ``<|call|>``): a call whose body is whole when the text ends is whole.
+    close_is_stop_token: bool = False
     # Tokens a model writes right after a call where the syntax has no closing tag (Llama 4's
     # ``<|python_end|>``): delimiters, not text after the call.
     trailers: tuple[str, ...] = ()
@@ -423,6 +426,7 @@ HARMONY = CallSyntax(
         ),
         ("CALL_END", ("<|call|>",)),
     ),
+    close_is_stop_token=True,
     markers=("to=functions.",),
     preamble=True,
 )

@@ -74,6 +74,7 @@ class AssistantAssembler:
         )
         self._closes_at_end = syntax is not None and syntax.closes_at_end
         self._trailers = syntax.trailers if syntax is not None else ()
+        self._stop_closes = syntax is not None and syntax.close_is_stop_token
         self._call: ToolCallBlock | None = None
         self._finish: FinishReason | None = None
         self._stray_reported = False
@@ -308,6 +309,13 @@ class AssistantAssembler:
             complete = self._closes_at_end and whole is not False
             if not self._closes_at_end and self._ends_with_the_turn(call):
                 complete = whole = True
+            elif (
+                self._stop_closes
+                and call.walk is not None
+                and call.walk.complete
+                and not any(text.strip() for _, text in call.after_value)
+            ):
+                complete = whole = True  # its closing tag was the stop token the server took
             # A body that stopped being JSON before the text ended (``I used {x}`` after a
             # Llama call) was not cut short: it is text, or a malformed call, and the text is
             # whole.
