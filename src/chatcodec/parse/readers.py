@@ -683,6 +683,9 @@ def _object_in(text: str) -> dict[str, Any] | None:
 # -- Python calls and Gemma's calls ---------------------------------------------------------------
 
 
+_BRACKET = re.compile(r"[()\[\]{}]")
+
+
 class PythonicReader(CallReader):
     """``[get_weather(city="Paris"), f(x=1)]``: Python calls, in a list or one a line (LFM2,
     MiniCPM's fenced block). Each argument is a Python literal, converted to JSON (``True`` is
@@ -711,13 +714,10 @@ class PythonicReader(CallReader):
         if any(depth <= 0 and char in ")]}" for _, char, depth in _structure(text)):
             return True
         depth = 0
-        for char in text:
-            if char in "([{":
-                depth += 1
-            elif char in ")]}":
-                depth -= 1
-                if depth <= 0:
-                    return True
+        for bracket in _BRACKET.finditer(text):
+            depth += 1 if bracket.group() in "([{" else -1
+            if depth <= 0:
+                return True
         return False
 
     def close(self, call: ToolCallBlock) -> None:
