@@ -1231,18 +1231,3 @@ def test_a_gpt_oss_call_without_its_stop_token(body: str, finish: str, kinds: li
     assert [call.function.name for call in result.message.tool_calls or []] == ["get_weather"]
     assert result.finish_reason == finish and [d.kind for d in result.diagnostics] == kinds
 
-
-# Ollama model/parsers/laguna_test.go (a model that thinks with thinking off): the block right
-# after the prompt's closed one is reasoning (Ollama drops it; it is kept, as reasoning), and a
-# block after content stays content.
-@pytest.mark.parametrize(
-    ("template", "options"),
-    [("Laguna-v2", {}), ("Qwen3-0.6B", {"enable_thinking": False}), ("NVIDIA-Nemotron-3-Nano-30B-A3B", {"enable_thinking": False})],
-)
-def test_a_block_after_a_prompt_that_closed_one_is_reasoning(template: str, options: dict[str, Any]) -> None:
-    prompt = codec_for(template).render([{"role": "user", "content": "hi"}], add_generation_prompt=True, **options)
-    result = parse_both(template, "<think>Need to reason.</think>\nDirect answer.", prompt=prompt)
-    assert (result.message.reasoning_content, result.message.content) == ("Need to reason.", "Direct answer.")
-    assert not result.diagnostics
-    late = parse_both(template, "Answer <think>x</think> more", prompt=prompt)
-    assert late.message.content == "Answer <think>x</think> more" and late.message.reasoning_content is None
