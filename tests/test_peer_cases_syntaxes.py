@@ -1230,4 +1230,3 @@ def test_a_gpt_oss_call_without_its_stop_token(body: str, finish: str, kinds: li
     result = parse_both("OpenAI-gpt-oss-120b", text, prompt=prompt)
     assert [call.function.name for call in result.message.tool_calls or []] == ["get_weather"]
     assert result.finish_reason == finish and [d.kind for d in result.diagnostics] == kinds
-
