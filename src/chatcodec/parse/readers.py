@@ -738,40 +738,50 @@ class PythonicReader(CallReader):
         if self.opened:
             text = "[" + text.rstrip().removesuffix("<|python_end|>")
         found = _python_calls(text)
-        # Where each call of the list is written (absolute), when that is known: a call that is
-        # none (a tool ``tools=`` does not have, no Python) is given back as its text.
-        elements: list[tuple[int, int, str]] = []
-        if starts and contiguous:
-            origin = starts[0] - len(opening)
-            elements = [(origin + start, origin + end, piece) for start, end, piece in _list_elements(text)]
-        placed = _placed(found, elements)
-        for index, (name, arguments) in enumerate(found):
+        for name, arguments in found:
             child = self.calls.child(call)
-            if placed is not None:
-                child.state["element"] = placed[index]
             self.calls.name_complete(child, name, call.start)
             if child.index is None:
                 continue
             values = {key: convert_value_literal(value, self._schema(name, key)) for key, value in arguments.items()}
             self.calls.arguments_text(child, json.dumps(values, ensure_ascii=False))
             child.parsed, child.has_parsed = values, True
-        if not call.children and text.strip():
-            call.error = "the calls are not Python calls with literal arguments"
-        elif placed is not None and found and len(found) < len(elements):
-            # The calls that are no Python: elements of their own, given back as text.
+        if not call.children:
+            if text.strip():
+                call.error = "the calls are not Python calls with literal arguments"
+            return
+        missing = len(found) < _call_count(text)
+        unnamed = any(child.index is None for child in call.children)
+        if (missing or unnamed) and starts and contiguous and self._place(call, text, found, starts[0] - len(opening)):
+            return
+        if missing:
+            self.calls.diagnose(
+                "malformed_tool_call",
+                call.start,
+                "a call in the list is not a Python call with literal arguments; its siblings are kept",
+            )
+
+    def _place(self, call: ToolCallBlock, text: str, found: list[tuple[str, dict[str, Any]]], origin: int) -> bool:
+        """Where each call of the list is written (``origin``: where ``text`` starts in the
+        input), so that a call that is none (a tool ``tools=`` does not have, no Python) is
+        given back as its text; the calls that are no Python become elements of their own.
+        False where the calls cannot be placed."""
+        elements = [(origin + start, origin + end, piece) for start, end, piece in _list_elements(text)]
+        placed = _placed(found, elements)
+        if placed is None:
+            return False
+        for child, where in zip(call.children, placed):
+            child.state["element"] = where
+        if len(found) < len(elements):
             taken = set(placed)
             for start, end, _ in elements:
                 if (start, end) not in taken:
                     child = self.calls.child(call)
                     child.state["element"] = (start, end)
                     child.error = "the call is not a Python call with literal arguments"
-            call.children.sort(key=lambda child: child.state.get("element", (0, 0)))
-        elif call.children and len(call.children) < _call_count(text):
-            self.calls.diagnose(
-                "malformed_tool_call",
-                call.start,
-                "a call in the list is not a Python call with literal arguments; its siblings are kept",
-            )
+            call.children.sort(key=lambda child: child.state["element"])
+            return True
+        return False
 
     def _schema(self, tool: str, key: str) -> dict[str, Any] | None:
         value = self.schemas.get(tool, {}).get(key)

@@ -187,8 +187,10 @@ class ToolCalls:
         """The elements of a list of calls that are no call (a tool ``tools=`` does not have,
         no name), with where each starts: their text goes where text around the list goes,
         with a diagnostic, so that nothing the model wrote is lost."""
-        written = "".join(block.raw)
         dropped: list[tuple[int, str]] = []
+        if all(child.index is not None for child in block.children):
+            return dropped  # (the common case: the block's text is not joined)
+        written = "".join(block.raw)
         for child in block.children:
             if child.index is not None:
                 continue
