@@ -1230,3 +1230,110 @@ def test_a_gpt_oss_call_without_its_stop_token(body: str, finish: str, kinds: li
     result = parse_both("OpenAI-gpt-oss-120b", text, prompt=prompt)
     assert [call.function.name for call in result.message.tool_calls or []] == ["get_weather"]
     assert result.finish_reason == finish and [d.kind for d in result.diagnostics] == kinds
+
+
+# llama.cpp test-chat.cpp and vLLM's Apriel reasoning parser: Apriel 1.6's prompt opens the
+# reasoning with a line of words ("Here are my reasoning steps:"), "[BEGIN FINAL RESPONSE]" ends
+# it, and a call may follow.
+@pytest.mark.parametrize(
+    ("text", "content", "expected_calls"),
+    [
+        ("I'm\nthinking\n[BEGIN FINAL RESPONSE]\nHello, world!\nWhat's up?", "Hello, world!\nWhat's up?", []),
+        (
+            "I'm\nthinking\n[BEGIN FINAL RESPONSE]\n"
+            '<tool_calls>[{"name": "get_weather", "arguments": {"city": "Paris"}}]</tool_calls>',
+            None,
+            [("get_weather", {"city": "Paris"})],
+        ),
+    ],
+)
+def test_apriel_reasoning_opened_by_its_prompt(text: str, content: str | None, expected_calls: list[tuple[str, Any]]) -> None:
+    template = "ServiceNow-Apriel-1.6-15b-Thinker-fixed"
+    prompt = codec_for(template).render([{"role": "user", "content": "hi"}], tools=LIST_TOOLS, add_generation_prompt=True)
+    assert prompt.endswith("Here are my reasoning steps:\n")
+    result = parse_both(template, text, prompt=prompt, tools=LIST_TOOLS)
+    assert (result.message.reasoning_content, result.message.content) == ("I'm\nthinking", content)
+    assert calls(result) == expected_calls and not result.diagnostics
+    # Written out by the model too, the line opens the reasoning.
+    again = parse_both(template, "Here are my reasoning steps:\n" + text, tools=LIST_TOOLS)
+    assert again.message.reasoning_content == "I'm\nthinking"
+
+
+# vLLM tests/reasoning/test_granite_reasoning_parser.py: Granite 3.2's system prompt asks for the
+# thoughts after "Here is my thought process:" and the answer after "Here is my response:"
+# (models also write "Here's").
+@pytest.mark.parametrize(
+    ("text", "reasoning", "content", "finish"),
+    [
+        ("Here is my thought process:This is a reasoning sectionHere is my response:This is the rest", "This is a reasoning section", "This is the rest", "stop"),
+        ("Here's my thought process:\nR\nHere's my response:\nThe answer", "R", "The answer", "stop"),
+        ("Here is my thought process:cut", "cut", None, "length"),
+        ("Just an answer, here is my response: none", None, "Just an answer, here is my response: none", "stop"),
+    ],
+)
+def test_granite_reasoning_in_words(text: str, reasoning: str | None, content: str | None, finish: str) -> None:
+    result = parse_both("IBM-granite-3.2-8b-instruct", text)
+    assert (result.message.reasoning_content, result.message.content or None) == (reasoning, content)
+    assert result.finish_reason == finish
+
+
+# EXAONE Deep's generation prompt opens the thought block (``[|assistant|]<thought>\n``).
+def test_exaone_deep_prompt_opens_the_thought() -> None:
+    codec = codec_for("LGAI-EXAONE-Deep-2.4B")
+    prompt = codec.render([{"role": "user", "content": "hi"}], add_generation_prompt=True)
+    assert prompt.endswith("<thought>\n")
+    for given in ({"prompt": prompt}, {}):
+        result = parse_both("LGAI-EXAONE-Deep-2.4B", "Let me see.\n</thought>\n\nFour.", **given)
+        assert (result.message.reasoning_content, result.message.content) == ("Let me see.", "Four.")
+
+
+# llama.cpp test-chat.cpp (Command R): the tool-use templates write a system turn of instructions
+# after the last turn, so no footer of theirs is the answer's end; the model stops at its
+# end-of-sequence token, which ends the answer.
+@pytest.mark.parametrize("template", ["Cohere-c4ai-command-r-v01-tool_use", "CohereForAI-c4ai-command-r-plus-tool_use"])
+def test_command_r_tool_use_answer_ends_at_its_end_token(template: str) -> None:
+    result = parse_both(template, "Hello, world!<|END_OF_TURN_TOKEN|>")
+    assert (result.message.content, result.finish_reason) == ("Hello, world!", "stop")
+    assert result.span_text(result.spans[-1]) == "<|END_OF_TURN_TOKEN|>"
+
+
+# llama.cpp test-chat.cpp (Granite 3.3): with thinking on, the system prompt asks for the answer
+# between <response></response>; the tags are delimiters, and a closing tag with no opening one
+# is text.
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<think>I'm\nthinking</think><response>Hello, world!\nWhat's up?</response>",
+        "<think>I'm\nthinking</think><response>Hello, world!\nWhat's up?",
+        "<think>I'm\nthinking</think>\n<response>\nHello, world!\nWhat's up?\n</response>",
+        "<think>I'm\nthinking</think>Hello, world!\nWhat's up?",
+    ],
+)
+def test_granite_answer_between_response_tags(text: str) -> None:
+    template = "IBM-granite-3.3-2b-instruct"
+    prompt = codec_for(template).render([{"role": "user", "content": "hi"}], add_generation_prompt=True, thinking=True)
+    result = parse_both(template, text, prompt=prompt)
+    assert (result.message.reasoning_content, result.message.content) == ("I'm\nthinking", "Hello, world!\nWhat's up?")
+    assert not result.diagnostics and result.finish_reason == "stop"
+    prose = "Close it with </response> and stop."
+    result = parse_both(template, prose, prompt=prompt)
+    assert result.message.content == prose
+
+
+# SGLang test_reasoning_parser_apertus_cohere.py: Apertus reasons between <|inner_prefix|> and
+# <|inner_suffix|> (its template writes them from a message's "thoughts" blocks).
+@pytest.mark.parametrize(
+    ("text", "reasoning", "content", "finish"),
+    [
+        ("<|inner_prefix|>thoughts<|inner_suffix|>answer", "thoughts", "answer", "stop"),
+        ("<|inner_prefix|>still thinking", "still thinking", None, "length"),
+        ("hello world", None, "hello world", "stop"),
+        ("x<|innerXy", None, "x<|innerXy", "stop"),
+    ],
+)
+def test_apertus_reasoning_tags(text: str, reasoning: str | None, content: str | None, finish: str) -> None:
+    template = "SwissAI-Apertus-8B-Instruct"
+    prompt = codec_for(template).render([{"role": "user", "content": "hi"}], add_generation_prompt=True)
+    result = parse_both(template, text, prompt=prompt)
+    assert (result.message.reasoning_content, result.message.content or None) == (reasoning, content)
+    assert result.finish_reason == finish and not result.diagnostics

@@ -142,6 +142,7 @@ class Format:
             unprompted=self.unprompted,
             lead=self.framing.lead_terminal,
             answer_open=self.framing.answer_open_terminal,
+            answer_close=self.framing.answer_close_terminal,
             message_start=self._assistant_header,
             header_first=self._header_the_model_writes,
         )
@@ -180,6 +181,7 @@ def compose(
     unprompted: bool,
     lead: str | None = None,
     answer_open: str | None = None,
+    answer_close: str | None = None,
     message_start: str | None = None,
     header_first: str | None = None,
 ) -> str:
@@ -202,6 +204,9 @@ def compose(
     if header_first:
         lead_part = f"{header_first}? {lead_part}"
     opening = f"{answer_open}? " if answer_open else ""
+    # The answer's text after its opening; where the model is asked to close it too, the
+    # closing tag follows an opening one (alone, it is text).
+    answer = f"({answer_open} CONTENT? {answer_close}? | CONTENT?)" if answer_close else f"{opening}CONTENT?"
     # A model that writes its own header writes it after a reasoning block too (Command R7B:
     # <|START_THINKING|>…<|END_THINKING|><|START_RESPONSE|>answer).
     header_after = f"{header_first}? " if header_first and reasoning is not None else ""
@@ -215,7 +220,8 @@ def compose(
     messages = calls is not None and calls.preamble and reasoning is not None and not calls.whole_turn
     if calls is not None and calls.whole_turn:
         # Calls that are the whole answer (Llama's JSON) come only where no content precedes.
-        rules = [f"body: {reasoned if reasoning else ''}{opening}(CONTENT | calls)?"]
+        choice = f"({answer_open} CONTENT? {answer_close}? | CONTENT | calls)?" if answer_close else f"{opening}(CONTENT | calls)?"
+        rules = [f"body: {reasoned if reasoning else ''}{choice}"]
     elif messages:
         rules = [
             "body: messages? answer",
@@ -229,7 +235,7 @@ def compose(
             "%extend tool_call: CALL_BEGIN TOOL_NAME? THINK_OPEN TOOL_ARGUMENTS? CALL_END",
         ]
     else:
-        rules = [f"body: {reasoned if reasoning else ''}{opening}CONTENT?{calls_part}"]
+        rules = [f"body: {reasoned if reasoning else ''}{answer}{calls_part}"]
     rules += [
         f"completion: {lead_part}body{end}",
     ]
@@ -237,7 +243,7 @@ def compose(
     # Calls inside a reasoning block the model never closed: the reasoning goes on after them
     # until its closing tag, then the answer (and its calls) follow.
     resumed = (
-        f" (THINK_CLOSE {header_after}{opening}CONTENT?{calls_part})?" if calls is not None and not calls.whole_turn else ""
+        f" (THINK_CLOSE {header_after}{answer}{calls_part})?" if calls is not None and not calls.whole_turn else ""
     )
     if reasoning is not None:
         if calls is not None:
@@ -249,10 +255,10 @@ def compose(
             # until it shows: reasoning if the closing tag follows it, content if a tool call,
             # the end token or the end of the text does.
             rules.append(
-                f"completion_unprompted: {lead_part}LEADING? (THINK_CLOSE {header_after}{opening}CONTENT?)?{calls_part}{end}"
+                f"completion_unprompted: {lead_part}LEADING? (THINK_CLOSE {header_after}{answer})?{calls_part}{end}"
             )
             rules.append(
-                f"                     | {lead_part}explicit_reasoning {header_after}{opening}CONTENT?{calls_part}{end}"
+                f"                     | {lead_part}explicit_reasoning {header_after}{answer}{calls_part}{end}"
             )
             if calls is not None:
                 rules.append(f"                     | {lead_part}open_reasoning calls{resumed}{end}")

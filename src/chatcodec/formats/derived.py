@@ -28,7 +28,7 @@ from chatcodec.formats.probe import (
     read_framing,
 )
 from chatcodec.formats.calls import CANDIDATES, HERMES, CallSyntax
-from chatcodec.formats.syntax import KNOWN_REASONING_TAGS, ReasoningSyntax
+from chatcodec.formats.syntax import KNOWN_ANSWER_TAGS, KNOWN_REASONING_PHRASES, KNOWN_REASONING_TAGS, ReasoningSyntax
 from chatcodec.parse.stream import StreamParser
 
 
@@ -57,6 +57,10 @@ def derive_format(name: str, render: Render, template_source: str, eos_token: st
         # or with the next turn's opening after it) ends the answer without it too. (Not with
         # it: where the next turn's header begins with the token, that would take it away.)
         short = [end[: end.index(eos_token)] for end in framing.end if eos_token in end]
+        # A footer that opens with the token and goes on to a turn of the template's own
+        # (Command R's tool-use templates write a system turn of instructions after the last
+        # one): the model stops at the token, which ends the answer.
+        short += [eos_token for end in framing.end if end.startswith(eos_token) and end != eos_token]
         added = tuple(dict.fromkeys(end for end in short if end.strip() and end not in framing.end))
         if added:
             framing = replace(framing, end=(*framing.end, *added))
@@ -136,7 +140,12 @@ def find_reasoning(probes: Probes, framing: Framing) -> ReasoningSyntax | None:
                 # The template opens the answer right after the tag (Command A Reasoning's
                 # <|END_THINKING|><|START_RESPONSE|>); a model may go on to a call instead.
                 closing = known
-            if _tag_like(opening) and _tag_like(closing):
+            if not opening and _marker_like(closing):
+                # No opening tag in the message: the generation prompt opens the reasoning with
+                # a line of its own (Apriel 1.6's "Here are my reasoning steps:"), which stands
+                # for the tag, and a marker ends it ("[BEGIN FINAL RESPONSE]").
+                opening = _opening_line(framing)
+            if _tag_like(opening) and _tag_like(closing) or opening and _marker_like(closing):
                 after = len(closing_raw) - len(closing_raw.rstrip("\n"))
                 return ReasoningSyntax.from_tags(opening, closing, newlines_after_close=max(2, after))
     for prefill, _ in framing.prefills:
@@ -150,6 +159,9 @@ def find_reasoning(probes: Probes, framing: Framing) -> ReasoningSyntax | None:
     for opening, closing in KNOWN_REASONING_TAGS:
         if opening in probes.template_source and closing in probes.template_source:
             return ReasoningSyntax.from_tags(opening, closing)
+    for openings, closings in KNOWN_REASONING_PHRASES:
+        if openings[0] in probes.template_source and closings[0] in probes.template_source:
+            return ReasoningSyntax.from_phrases(openings, closings)
     return None
 
 
@@ -197,7 +209,33 @@ def with_answer_opening(probes: Probes, framing: Framing, reasoning: ReasoningSy
                 rest = rest[len(written) :]
                 break
     answer_open = rest if rest.strip(WHITESPACE) else ""
-    return replace(framing, lead=lead, answer_open=answer_open)
+    answer_close = ""
+    if not answer_open and reasoning is not None:
+        # Tags the system prompt asks the answer to be written between (Granite 3.3: "write
+        # your response between <response></response>"), which the template does not write.
+        for opening, closing in KNOWN_ANSWER_TAGS:
+            if opening + closing in probes.template_source:
+                answer_open, answer_close = opening, closing
+                break
+    return replace(framing, lead=lead, answer_open=answer_open, answer_close=answer_close)
+
+
+def _marker_like(text: str) -> bool:
+    """A marker that ends reasoning written out in words: one short line in brackets
+    (``[BEGIN FINAL RESPONSE]``), or a tag."""
+    if _tag_like(text):
+        return True
+    return 2 < len(text) <= 40 and text[0] == "[" and text[-1] == "]" and "\n" not in text
+
+
+def _opening_line(framing: Framing) -> str:
+    """The one line of text the default generation prompt writes after the assistant header,
+    or ""."""
+    for prefill, keywords in framing.prefills:
+        line = prefill.strip(WHITESPACE)
+        if not keywords and line and "\n" not in line and len(line) <= 60:
+            return line
+    return ""
 
 
 def _tag_like(text: str) -> bool:

@@ -89,6 +89,9 @@ class Framing:
     # (``<|START_RESPONSE|>``, ``<|channel|>final<|message|>``): the model writes them.
     lead: str = ""
     answer_open: str = ""
+    # Text that closes the visible answer, where the model is asked to write one (Granite
+    # 3.3's ``</response>``, after its ``<response>``).
+    answer_close: str = ""
     # The template renders each role from "system", "user", "assistant", "tool" it frames.
     notes: tuple[str, ...] = field(default=())
 
@@ -149,6 +152,7 @@ class FramingPiece:
     prefix_terminal: str | None
     lead_terminal: str | None = None
     answer_open_terminal: str | None = None
+    answer_close_terminal: str | None = None
     # How each rendered tool definition is written: "json" or "python" (a Python literal).
     tools_notation: str = "json"
     # The definitions are not delimited: each is followed by this, and the turn's text by the
@@ -326,10 +330,15 @@ def grammar_piece(framing: Framing, reserved: frozenset[str] = frozenset()) -> F
                 framing.answer_open,
                 *ANSWER_OPEN_VARIANTS.get(framing.answer_open, ()),
                 *((lead + framing.answer_open,) if lead else ()),
+                # (Tags a prompt asks for are written on a line of their own too.)
+                *((framing.answer_open + "\n",) if framing.answer_close else ()),
             },
         )
         if framing.answer_open
         else None
+    )
+    answer_close_terminal = (
+        optional("ANSWER_CLOSE", {before + framing.answer_close + after for before in ("", "\n") for after in ("", "\n")}) if framing.answer_close else None
     )
 
     rules: list[str] = []
@@ -460,6 +469,7 @@ def grammar_piece(framing: Framing, reserved: frozenset[str] = frozenset()) -> F
         prefix_terminal=prefix_terminal,
         lead_terminal=lead_terminal,
         answer_open_terminal=answer_open_terminal,
+        answer_close_terminal=answer_close_terminal,
         loose_footers=loose,
     )
 

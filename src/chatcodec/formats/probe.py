@@ -378,9 +378,12 @@ def _prefills(probes: Probes, default_prompt: str, assistant_header: str) -> tup
         if plain is None or prompted is None or not prompted.startswith(plain):
             continue
         prompt = prompted[len(plain) :].lstrip(WHITESPACE) if assistant_header.strip(WHITESPACE) else prompted[len(plain) :]
-        if not prompt.startswith(assistant_header):
+        # (A header that opens with a newline, Apriel's "\n<|begin_assistant|>\n", was just
+        # stripped of it.)
+        header = assistant_header if prompt.startswith(assistant_header) else assistant_header.lstrip(WHITESPACE)
+        if not prompt.startswith(header):
             continue
-        prefill = prompt[len(assistant_header) :]
+        prefill = prompt[len(header) :]
         if prefill not in found or (not found[prefill] and kwargs):
             # A prefill the default also writes implies nothing; keep the keyword-free form.
             if prefill in found and not found[prefill]:

@@ -38,6 +38,18 @@ class ReasoningSyntax:
         )
 
     @classmethod
+    def from_phrases(cls, opening: tuple[str, ...], closing: tuple[str, ...]) -> ReasoningSyntax:
+        """Reasoning opened and closed by phrases, each written one of several ways (the first
+        is the one the template names)."""
+        spellings = [cls.from_tags(open_tag, close_tag) for open_tag, close_tag in zip(opening, closing)]
+        return cls(
+            opening[0],
+            closing[0],
+            tuple(spelling for syntax in spellings for spelling in syntax.open_spellings),
+            tuple(spelling for syntax in spellings for spelling in syntax.close_spellings),
+        )
+
+    @classmethod
     def from_tags(cls, open_tag: str, close_tag: str, *, newlines_after_close: int = 2) -> ReasoningSyntax:
         """Tags with the whitespace templates and models put around them: a newline may follow
         the opening tag (and whitespace precede it) and precede the closing one, and up to
@@ -73,4 +85,18 @@ KNOWN_REASONING_TAGS: tuple[tuple[str, str], ...] = (
     ("<|begin_of_thought|>", "<|end_of_thought|>"),
     ("◁think▷", "◁/think▷"),
     ("<|channel>thought", "<channel|>"),
+    ("<|inner_prefix|>", "<|inner_suffix|>"),
+)
+
+# Tags around the visible answer, after the reasoning, that a system prompt may ask for.
+KNOWN_ANSWER_TAGS: tuple[tuple[str, str], ...] = (("<response>", "</response>"),)
+
+# Reasoning a template's system prompt asks for in words (Granite 3.2: "Write your thoughts
+# after 'Here is my thought process:' and write your response after 'Here is my response:'"),
+# each phrase with the contraction models also write.
+KNOWN_REASONING_PHRASES: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
+    (
+        ("Here is my thought process:", "Here's my thought process:"),
+        ("Here is my response:", "Here's my response:"),
+    ),
 )
