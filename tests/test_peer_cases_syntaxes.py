@@ -1337,3 +1337,21 @@ def test_apertus_reasoning_tags(text: str, reasoning: str | None, content: str |
     result = parse_both(template, text, prompt=prompt)
     assert (result.message.reasoning_content, result.message.content or None) == (reasoning, content)
     assert result.finish_reason == finish and not result.diagnostics
+
+
+# Ollama model/parsers/cohere_test.go: a model that leaves out the tag closing its answer
+# (<|END_TEXT|>, <|END_RESPONSE|>) still stops at the end-of-turn token, which ends the answer.
+@pytest.mark.parametrize(
+    ("template", "text", "reasoning"),
+    [
+        ("Cohere-North-Mini-Code-Cohere2MoE", "t<|END_THINKING|><|START_TEXT|>answer<|END_OF_TURN_TOKEN|>", "t"),
+        ("Cohere-North-Mini-Code-Cohere2MoE", "t<|END_THINKING|>answer<|END_OF_TURN_TOKEN|>", "t"),
+        ("Cohere-command-a-03-2025", "answer<|END_OF_TURN_TOKEN|>", None),
+    ],
+)
+def test_cohere_answer_ends_at_the_end_of_turn_token(template: str, text: str, reasoning: str | None) -> None:
+    prompt = codec_for(template).render([{"role": "user", "content": "hi"}], add_generation_prompt=True)
+    result = parse_both(template, text, prompt=prompt)
+    assert (result.message.reasoning_content, result.message.content) == (reasoning, "answer")
+    assert result.finish_reason == "stop" and not result.diagnostics
+    assert result.span_text(result.spans[-1]) == "<|END_OF_TURN_TOKEN|>"

@@ -47,8 +47,13 @@ def derive_format(name: str, render: Render, template_source: str, eos_token: st
         eos_token
         and eos_token.strip()
         and eos_token not in framing.end
-        # (Where every turn ends with it, Cohere's <|END_OF_TURN_TOKEN|>, it is no end of its own.)
-        and not any(eos_token in tag for tag in turn_tags)
+        # (Where every turn ends with it, Cohere's <|END_OF_TURN_TOKEN|>, it is no end of its own,
+        # unless the answer's footer ends with it: a model that leaves out the tag before it,
+        # Command A's <|END_RESPONSE|>, still stops there.)
+        and (
+            not any(eos_token in tag for tag in turn_tags)
+            or framing.footers.get("assistant", "").endswith(eos_token)
+        )
     ):
         framing = replace(framing, end=(*framing.end, eos_token))
     if eos_token and eos_token.strip():
