@@ -1355,3 +1355,12 @@ def test_cohere_answer_ends_at_the_end_of_turn_token(template: str, text: str, r
     assert (result.message.reasoning_content, result.message.content) == (reasoning, "answer")
     assert result.finish_reason == "stop" and not result.diagnostics
     assert result.span_text(result.spans[-1]) == "<|END_OF_TURN_TOKEN|>"
+
+
+# llama.cpp test-chat.cpp (DeepSeek R1): a distill writes <｜tool▁calls｜> for both opening tags
+# of its first call; read, with a noncanonical diagnostic.
+def test_r1_distill_tool_calls_token_opens_the_call() -> None:
+    text = '<｜tool▁calls｜>function<｜tool▁sep｜>get_weather\n```json\n{"city": "Paris"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>'
+    result = parse_both("llamacpp-deepseek-r1-llamacpp-first", text)
+    assert calls(result) == [("get_weather", {"city": "Paris"})] and not result.message.content
+    assert [d.kind for d in result.diagnostics] == ["noncanonical"] and result.finish_reason == "tool_calls"

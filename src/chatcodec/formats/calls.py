@@ -145,7 +145,7 @@ DEEPSEEK_V3 = CallSyntax(
     call_open=frozenset({"CALL_BEGIN"}),
     call_close=frozenset({"CALL_END"}),
     in_section=True,
-    noncanonical=("<｜tool▁calls｜>",),
+    noncanonical=("<｜tool▁calls｜>", "<｜tool▁calls｜>function<｜tool▁sep｜>"),
 )
 
 # -- JSON in tags ---------------------------------------------------------------------------------
