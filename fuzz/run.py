@@ -72,6 +72,7 @@ FORMATS: dict[str, str] = {
     "tool_calls_list": "AI21-Jamba-Large-1.6",
     "cohere": "CohereForAI-c4ai-command-r7b-12-2024-tool_use",
     "gemma": "Google-gemma-4-31B-it",
+    "atem": "Muse-Glimmer",
 }
 TOOLS = [
     {"type": "function", "function": {"name": "get_weather", "description": "The weather in a city.", "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}}}},
@@ -80,7 +81,7 @@ TOOLS = [
 TOOL_CHOICES = (TOOLS, TOOLS, None, ["get_weather"])
 PIECES = [
     "hello", "the answer", " ", "\n", "\n\n", "{", "}", "[", "]", '"', "\\", ":", ",", "<", ">", "</", "é", "日本", "😀",
-    "\u0000", "\ufffd", "<think>", "</think>", '{"name": "get_weather", "arguments": {"city": "Paris"}}', "null", "1e+300",
+    "\u0000", "\ufffd", "<think>", "</think>", '{"name": "get_weather", "arguments": {"city": "Paris"}}', 'get_weather.call(city="Paris")', "null", "1e+300",
 ]  # fmt: skip
 
 

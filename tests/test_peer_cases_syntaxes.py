@@ -1364,3 +1364,109 @@ def test_r1_distill_tool_calls_token_opens_the_call() -> None:
     result = parse_both("llamacpp-deepseek-r1-llamacpp-first", text)
     assert calls(result) == [("get_weather", {"city": "Paris"})] and not result.message.content
     assert [d.kind for d in result.diagnostics] == ["noncanonical"] and result.finish_reason == "tool_calls"
+
+
+# SGLang test_muse_glimmer_detector.py, Ollama model/parsers/glimmer_test.go, llama.cpp
+# test-chat.cpp (Muse Glimmer): each part of an answer is a message with a recipient; a message
+# to a tool (" to=NAME<|message|>") holds its call, a function named "TOOL.FUNCTION" (an OpenAI
+# tool's "NAME.NAME") is that tool's, and markup in a message to "self" or "user" is text.
+MUSE_TOOLS = [
+    {"type": "function", "function": {"name": name, "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "x": {"type": "integer"}}}}}
+    for name in ("get_weather", "weather.get", "second")
+]
+
+
+def _atem(name: str, **parameters: str) -> str:
+    body = "".join(f'<atem:parameter name="{key}">{value}</atem:parameter>\n' for key, value in parameters.items())
+    return f'<atem:function_calls>\n<atem:invoke name="{name}">\n{body}</atem:invoke>\n</atem:function_calls>'
+
+
+MUSE_NEXT = "<|eom|><|start|>assistant"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected_calls", "reasoning", "content"),
+    [
+        (" to=self<|message|>Need weather." + MUSE_NEXT + " to=get_weather.get_weather<|message|>" + _atem("get_weather.get_weather", city="Paris"),
+         [("get_weather", {"city": "Paris"})], "Need weather.", None),
+        (" to=get_weather<|message|>" + _atem("get_weather", city="SF") + "<|eot|>", [("get_weather", {"city": "SF"})], None, None),
+        (" to=self<|message|>Think" + MUSE_NEXT + " to=get_weather<|message|>" + _atem("get_weather", x="1") + MUSE_NEXT
+         + " to=second<|message|>" + _atem("second") + "<|eot|>",
+         [("get_weather", {"x": 1}), ("second", {})], "Think", None),
+        (" to=self<|message|>r" + MUSE_NEXT + " to=weather.get<|message|>" + _atem("weather.get", city="Paris") + MUSE_NEXT
+         + " to=user<|message|>It is sunny.",
+         [("weather.get", {"city": "Paris"})], "r", "It is sunny."),
+        (" to=user<|message|>Let me check." + MUSE_NEXT + " to=get_weather<|message|>" + _atem("get_weather", city="Paris"),
+         [("get_weather", {"city": "Paris"})], None, "Let me check."),
+        (" to=get_weather<|message|>" + _atem("get_weather", city='line1\nline2\n"quoted"\n'),
+         [("get_weather", {"city": 'line1\nline2\n"quoted"\n'})], None, None),
+    ],
+)
+def test_muse_messages_to_a_tool_are_calls(
+    text: str, expected_calls: list[tuple[str, Any]], reasoning: str | None, content: str | None
+) -> None:
+    prompt = codec_for("Muse-Glimmer").render([{"role": "user", "content": "hi"}], add_generation_prompt=True)
+    result = parse_both("Muse-Glimmer", text, prompt=prompt, tools=MUSE_TOOLS)
+    assert calls(result) == expected_calls
+    assert (result.message.reasoning_content, result.message.content or None) == (reasoning, content)
+    assert result.finish_reason == "tool_calls" and not result.diagnostics
+    headers = [result.span_text(span) for span in result.spans if span.kind == "delimiter"]
+    assert " to=" in headers and "<|message|>" in headers
+
+
+@pytest.mark.parametrize(
+    ("text", "reasoning", "content", "kinds", "finish"),
+    [
+        # Markup in a message to "user" or "self" is text.
+        (" to=user<|message|>You invoke it like this:\n" + _atem("get_weather", city="X") + "<|eot|>", None,
+         "You invoke it like this:\n" + _atem("get_weather", city="X"), {"stray_delimiter"}, "stop"),
+        (" to=self<|message|>I could use " + _atem("get_weather") + " here" + MUSE_NEXT + " to=user<|message|>Hello!<|eot|>",
+         "I could use " + _atem("get_weather") + " here", "Hello!", {"stray_delimiter"}, "stop"),
+        # A header quoted in the answer is text, and so is the message it seems to open.
+        (" to=self<|message|>r" + MUSE_NEXT + " to=user<|message|>after prose:\n<|start|>assistant to=get_weather<|message|>"
+         + _atem("get_weather", city="X"), "r", "after prose:\n<|start|>assistant to=get_weather<|message|>" + _atem("get_weather", city="X"),
+         {"stray_delimiter"}, "stop"),
+        # " to=" in prose is text, as written.
+        (" to=user<|message|>Call f(a, to=b) now.<|eot|>", None, "Call f(a, to=b) now.", set(), "stop"),
+        (" to=user<|message|>I sent x to=5 and done", None, "I sent x to=5 and done", set(), "stop"),
+        # A message to a tool with no call in it is text, said so; cut short, it is a call cut short.
+        (" to=get_weather<|message|>{\"city\": 1}<|eot|>", None, " to=get_weather<|message|>{\"city\": 1}", {"malformed_tool_call"}, "stop"),
+        (" to=get_weather<|message|>", None, " to=get_weather<|message|>", {"unclosed_tool_call"}, "length"),
+        (" to=get_wea", None, " to=get_wea", {"unclosed_tool_call"}, "length"),
+    ],
+)
+def test_muse_text_that_is_no_call(text: str, reasoning: str | None, content: str, kinds: set[str], finish: str) -> None:
+    prompt = codec_for("Muse-Glimmer").render([{"role": "user", "content": "hi"}], add_generation_prompt=True)
+    result = parse_both("Muse-Glimmer", text, prompt=prompt, tools=MUSE_TOOLS)
+    assert not result.message.tool_calls
+    assert (result.message.reasoning_content, result.message.content) == (reasoning, content)
+    assert {d.kind for d in result.diagnostics} == kinds and result.finish_reason == finish
+
+
+# llama.cpp test-chat.cpp (Llama 3.1): a built-in tool's call, written as Python after
+# <|python_tag|> (the template writes it so for the tools in `builtin_tools`), ended by
+# <|eom_id|> or the end of the text.
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("<|python_tag|>code_interpreter.call(code=\"print('hey')\")", [("code_interpreter", {"code": "print('hey')"})]),
+        ("<|python_tag|>python.call(code=\"print('hey')\")", [("python", {"code": "print('hey')"})]),
+        ('<|python_tag|>brave_search.call(query="weather in Paris")<|eom_id|>', [("brave_search", {"query": "weather in Paris"})]),
+    ],
+)
+def test_llama_built_in_tool_calls(text: str, expected: list[tuple[str, Any]]) -> None:
+    result = parse_both("Llama-3.1-8B-Instruct", text)
+    assert calls(result) == expected and result.message.content is None
+    assert result.finish_reason == "tool_calls" and not result.diagnostics
+
+
+def test_llama_built_in_tool_calls_read_back() -> None:
+    codec = codec_for("Llama-3.1-8B-Instruct")
+    call = {"type": "function", "function": {"name": "brave_search", "arguments": {"query": "x y"}}}
+    text = codec.render([{"role": "user", "content": "hi"}, {"role": "assistant", "tool_calls": [call]}], builtin_tools=["brave_search"])
+    body = text[text.rindex("<|end_header_id|>\n\n") + len("<|end_header_id|>\n\n") :]
+    assert body == '<|python_tag|>brave_search.call(query="x y")<|eom_id|>'
+    assert calls(parse_both("Llama-3.1-8B-Instruct", body)) == [("brave_search", {"query": "x y"})]
+    # Not a built-in call: text, said so.
+    result = parse_both("Llama-3.1-8B-Instruct", "<|python_tag|>print('hi')<|eom_id|>")
+    assert result.message.content == "<|python_tag|>print('hi')" and [d.kind for d in result.diagnostics] == ["malformed_tool_call"]

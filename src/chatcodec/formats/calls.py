@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from chatcodec.formats.framing import terminal
 from chatcodec.resources import grammar_text
@@ -265,16 +265,16 @@ _LLAMA_OPENS = tuple(
 )
 LLAMA_JSON = CallSyntax(
     name="llama_json",
-    piece="objects_whole_turn",
-    reader="json_object",
-    description='{"name": …, "parameters": {…}} as the whole answer; several joined by ";"',
+    piece="objects_or_builtin_whole_turn",
+    reader="json_or_builtin",
+    description='{"name": …, "parameters": {…}} as the whole answer; several joined by ";"; <|python_tag|>NAME.call(…) for a built-in tool',
     whole_turn=True,
     closes_at_end=True,
-    call_open=frozenset({"CALL_OPEN", "CALL_NEXT"}),
+    call_open=frozenset({"CALL_OPEN", "CALL_NEXT", "BUILTIN_OPEN"}),
     call_close=frozenset({"CALL_OPEN", "CALL_NEXT"}),
     # Every call opens the same way, the first or the next (after ";", a newline, another
-    # <|python_tag|>, or nothing): one terminal.
-    spellings=spelled(("CALL_OPEN", _LLAMA_OPENS), ("CALL_NEXT", _LLAMA_OPENS)),
+    # <|python_tag|>, or nothing): one terminal. A built-in tool's call is Python after the tag.
+    spellings=spelled(("CALL_OPEN", _LLAMA_OPENS), ("CALL_NEXT", _LLAMA_OPENS), ("BUILTIN_OPEN", ("<|python_tag|>",))),
     markers=('{"name"', '"parameters"'),
     reader_options=(("opened", True),),
 )
@@ -538,12 +538,19 @@ MINIMAX = _invoke(
     "minimax:tool_call",
     '<minimax:tool_call><invoke name="NAME"><parameter name="KEY">VALUE</parameter></invoke></minimax:tool_call>',
 )
-MUSE = _invoke(
-    "atem",
-    "atem:",
-    "function_calls",
-    '<atem:function_calls><atem:invoke name="NAME"><atem:parameter name="KEY">VALUE</atem:parameter>…',
+MUSE = replace(
+    _invoke(
+        "atem",
+        "atem:",
+        "function_calls",
+        '<atem:function_calls><atem:invoke name="NAME"><atem:parameter name="KEY">VALUE</atem:parameter>…',
+        # Muse names a function "TOOL.FUNCTION"; an OpenAI tool's is "NAME.NAME".
+        namespaced=True,
+    ),
+    piece="addressed_xml",
+    description='to=NAME<|message|><atem:function_calls><atem:invoke name="NAME"><atem:parameter name="KEY">VALUE</atem:parameter>…',
 )
+MUSE = replace(MUSE, spellings=MUSE.spellings + spelled(("ADDRESS", (" to=",)), ("ADDRESS_END", ("<|message|>",))))
 DSML = _invoke(
     "dsml",
     "｜DSML｜",

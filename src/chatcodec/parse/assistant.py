@@ -79,6 +79,7 @@ class AssistantAssembler:
         self._finish: FinishReason | None = None
         self._stray_reported = False
         self._stray_run_start = 0
+        self._stray_blank: list[Piece] = []  # whitespace where the format has no place for text
         # A call opened inside a reasoning block the model never closed: the reasoning goes on
         # after the call, until its closing tag.
         self._resume_reasoning = False
@@ -87,6 +88,17 @@ class AssistantAssembler:
         # A section opener (``<｜tool▁calls▁begin｜>``) waits for its first call: followed by
         # anything else, it was text. "real" once a call opened in it, "text" if it was text.
         self._section_hold: list[Piece] | None = None
+        # A message's header addressed to a tool (Muse's `` to=NAME<|message|>``) waits for the
+        # section of calls it opens: followed by anything else, it was text.
+        self._header_hold: list[Piece] | None = None
+        # Where a message may begin (the answer's start, or after the last one's end): a
+        # header anywhere else is text, and so is the message it seems to open, until the next
+        # message's boundary.
+        # (The lengths of the content and the reasoning where the last message began, None
+        # after any other delimiter: a message begins there if no text but whitespace followed.)
+        self._message_start: tuple[int, int] | None = (0, 0)
+        self._addressed = family.calls is not None and "ADDRESS" in dict(family.calls.spellings)
+        self._in_quoted_message = False
         # (call, terminal, member) whose value text the reader takes as written, as last asked
         self._as_written: tuple[ToolCallBlock, str, str] | None = None
         self._section_state: str | None = None
@@ -173,7 +185,7 @@ class AssistantAssembler:
                         continue
                     piece = Piece(piece.kind, piece.text[cut:], out.base, run_start=piece.run_start, json=piece.json)
             kind = piece.kind
-            if self._section_hold is not None:
+            if self._section_hold is not None or self._header_hold is not None or self._in_quoted_message:
                 self._handle(piece)
             elif kind == "CONTENT" and piece.stray_delimiter is None and not out.silent and not self._in_reasoning:
                 # The hot path of streaming: a delta of visible text.
@@ -195,7 +207,13 @@ class AssistantAssembler:
         visible text goes straight to the message, anything else takes the general way."""
         out = self._out
         self.lane = None
-        if start < out.base or out.silent or self._section_hold is not None:
+        if (
+            start < out.base
+            or out.silent
+            or self._section_hold is not None
+            or self._header_hold is not None
+            or self._in_quoted_message
+        ):
             return self.handle((Piece(kind, text, start),))
         event: Callable[[str], Event]
         if kind == "CONTENT" and not self._in_reasoning:
@@ -291,6 +309,9 @@ class AssistantAssembler:
         if self._finish is not None:
             return []
         self._decide_leading(as_reasoning=False)
+        self._flush_stray_blank()
+        if self._header_hold is not None and self._release_header():
+            cut_short = True
         if self._section_hold is not None and self._call is None:
             # The text ends right after a section's opening tag: cut short, and the tag is text.
             cut_short = True
@@ -499,12 +520,65 @@ class AssistantAssembler:
         for piece in held[1:]:
             self._text(piece)
 
+    def _release_header(self, before: Piece | None = None) -> bool:
+        """Settle a held message header that no section of calls followed: it is text where it
+        stands. True where the text ended inside it (a tool's name, cut short)."""
+        held, self._header_hold = self._header_hold, None
+        if not held:
+            return False
+        recipient = "".join(part.text for part in held if part.kind == "RECIPIENT")
+        addressed = any(part.kind == "ADDRESS_END" for part in held)
+        name_like = bool(recipient) and not any(c in recipient for c in " \t\n\r")
+        cut_short = False
+        if addressed and before is None and held[-1].kind != "RECIPIENT" and not "".join(
+            part.text for part in held[held.index(next(p for p in held if p.kind == "ADDRESS_END")) + 1 :]
+        ).strip():
+            cut_short = True
+            self._out.diagnose("unclosed_tool_call", held[0].start, "the text ends after a message's header")
+        elif addressed:
+            self._out.diagnose("malformed_tool_call", held[0].start, f"a message to {recipient.strip()!r} holds no tool call; kept as text")
+        elif before is None and (name_like or not recipient):
+            cut_short = True
+            self._out.diagnose("unclosed_tool_call", held[0].start, "the text ends inside a message's header")
+        # (Otherwise " to=" in prose: text, as written.)
+        for part in held:
+            self._add_text(part, as_reasoning=self._in_reasoning)
+        return cut_short
+
+    def _flush_stray_blank(self) -> None:
+        blank, self._stray_blank = self._stray_blank, []
+        for piece in blank:
+            self._text(piece)
+
     def _handle(self, piece: Piece) -> None:
         family = self.family
         call = self._call
+        if self._stray_blank and (piece.delimiter or piece.run_start):
+            self._flush_stray_blank()
         if piece.kind == "LEADING":
             self._undecided.append(piece)
             return
+        if self._header_hold is not None:
+            addressed = any(part.kind == "ADDRESS_END" for part in self._header_hold)
+            if (piece.kind == "RECIPIENT" and not addressed) or (piece.delimiter and piece.kind == "ADDRESS_END" and not addressed):
+                self._header_hold.append(piece)
+                return
+            if not piece.delimiter and not piece.text.strip() and self._header_hold[-1].kind != "ADDRESS":
+                self._header_hold.append(piece)  # whitespace before the section
+                return
+            if piece.delimiter and piece.kind in family.section_open and self._header_hold[-1].kind != "ADDRESS":
+                held, self._header_hold = self._header_hold, None
+                recipient = [part for part in held if part.kind == "RECIPIENT"]
+                for part in held:
+                    if part.kind == "CONTENT":
+                        self._text(part)
+                    elif part.kind != "RECIPIENT":
+                        self._out.span("delimiter", part.start, part.end, part.kind)
+                    elif part is recipient[0]:
+                        # (One span, however the name arrived.)
+                        self._out.span("delimiter", part.start, recipient[-1].end, part.kind)
+            else:
+                self._release_header(before=piece)
         if self._section_hold is not None and call is None:
             if piece.delimiter and piece.kind in family.call_open:
                 # The section is real if this call names a function: decided when it closes
@@ -515,6 +589,28 @@ class AssistantAssembler:
                 return
             else:
                 self._release_section(as_text=True)
+        if self._in_quoted_message:
+            if piece.delimiter and (piece.kind in family.reasoning_close or piece.kind in family.end):
+                self._in_quoted_message = False
+            else:
+                if piece.delimiter and piece.kind != "ADDRESS_END":
+                    self._out.diagnose(
+                        "stray_delimiter", piece.start, f"{piece.text!r} ({piece.kind}) is no part of a message here; kept as text"
+                    )
+                self._add_text(piece, as_reasoning=self._in_reasoning)
+                return
+        if piece.delimiter and piece.kind == "ADDRESS" and call is None:
+            start = self._message_start
+            if start is None or "".join(self._content[start[0] :] + self._reasoning[start[1] :]).strip():
+                # A header in the middle of a message's text (quoted, or " to=" in prose).
+                self._in_quoted_message = True
+                self._add_text(piece, as_reasoning=self._in_reasoning)
+                return
+            self._header_hold = [piece]
+            return
+        if piece.delimiter and self._addressed:
+            boundary = piece.kind in family.reasoning_close or piece.kind == "LEAD"
+            self._message_start = (len(self._content), len(self._reasoning)) if boundary else None
         if piece.delimiter and self._undecided:
             self._decide_leading(as_reasoning=piece.kind in family.reasoning_close)
         if piece.delimiter:
@@ -609,11 +705,17 @@ class AssistantAssembler:
             # message, where it stands.
             if piece.run_start:
                 self._stray_run_start = piece.start
+            if not self._stray_reported and not piece.text.strip():
+                # Whitespace waits: if text follows in the same run, the run's diagnostic
+                # comes before it, however the run was cut into pieces.
+                self._stray_blank.append(piece)
+                return
             if piece.text.strip() and not self._stray_reported:
                 self._stray_reported = True
                 self._out.diagnose(
                     "unexpected_text", self._stray_run_start, "text where the format has no place for it; kept as text"
                 )
+            self._flush_stray_blank()
             self._text(piece)
         else:
             self._out.span("unparsed", piece.start, piece.end)

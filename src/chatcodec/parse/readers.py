@@ -517,9 +517,13 @@ class XmlParametersReader(CallReader):
         *,
         typed_by: dict[str, str] | None = None,
         bare_name: bool = False,
+        namespaced: bool = False,
     ) -> None:
         super().__init__(calls, schemas)
         self.typed_by = typed_by or {}
+        # Names are written "TOOL.FUNCTION" (Muse): a name the tools lack whose last part
+        # they have is that function.
+        self.namespaced = namespaced
         # The name has no closing tag of its own (GLM's ``<tool_call>NAME<arg_key>``): the
         # call's end ends it too (a call with no arguments, ``<tool_call>NAME</tool_call>``).
         self.bare_name = bare_name
@@ -610,6 +614,10 @@ class XmlParametersReader(CallReader):
     def _name_done(self, call: ToolCallBlock, position: int) -> None:
         if call.name is None:
             name = "".join(call.name_parts).strip()
+            if self.namespaced and "." in name and self.calls.knows(name) is False:
+                function = name.rsplit(".", 1)[1]
+                if self.calls.knows(function):
+                    name = function
             if not self._no_name(call, name):
                 self.calls.name_complete(call, name, position)
             call.state["where"] = "params"
@@ -739,13 +747,7 @@ class PythonicReader(CallReader):
             text = "[" + text.rstrip().removesuffix("<|python_end|>")
         found = _python_calls(text)
         for name, arguments in found:
-            child = self.calls.child(call)
-            self.calls.name_complete(child, name, call.start)
-            if child.index is None:
-                continue
-            values = {key: convert_value_literal(value, self._schema(name, key)) for key, value in arguments.items()}
-            self.calls.arguments_text(child, json.dumps(values, ensure_ascii=False))
-            child.parsed, child.has_parsed = values, True
+            _python_call_read(self, self.calls.child(call), name, arguments, call.start)
         if not call.children:
             if text.strip():
                 call.error = "the calls are not Python calls with literal arguments"
@@ -783,9 +785,6 @@ class PythonicReader(CallReader):
             return True
         return False
 
-    def _schema(self, tool: str, key: str) -> dict[str, Any] | None:
-        value = self.schemas.get(tool, {}).get(key)
-        return value if isinstance(value, dict) else None
 
 
 def convert_value_literal(value: Any, schema: dict[str, Any] | None) -> Any:
@@ -1428,8 +1427,62 @@ def _gemma_value(text: str, quote: str) -> Any:
     return value if dumps_finite(value) is not None else None
 
 
+class JsonOrBuiltinReader(JsonObjectReader):
+    """Llama 3.1's calls: JSON objects, or, after ``<|python_tag|>``, a built-in tool's call
+    written as Python (``brave_search.call(query="x")``, which is the tool ``brave_search``
+    called with ``{"query": "x"}``), read when the answer ends."""
+
+    _BUILTIN = re.compile(r"\s*(?P<name>[A-Za-z_]\w*)\.call\s*\(")
+
+    def text(self, call: ToolCallBlock, piece: Piece) -> None:
+        if piece.kind == "BUILTIN_CALL":
+            call.state.setdefault("builtin", []).append(piece.text)
+        else:
+            super().text(call, piece)
+
+    def ends_whole(self, call: ToolCallBlock) -> bool | None:
+        if "builtin" not in call.state:
+            return super().ends_whole(call)
+        return self._builtin(call) is not None
+
+    def close(self, call: ToolCallBlock) -> None:
+        if "builtin" not in call.state:
+            return super().close(call)
+        found = self._builtin(call)
+        if found is None:
+            call.error = "the built-in tool's call is not NAME.call(...) with literal arguments"
+            return
+        _python_call_read(self, call, *found, call.start)
+
+    def _builtin(self, call: ToolCallBlock) -> tuple[str, dict[str, Any]] | None:
+        text = "".join(call.state.get("builtin", [])).strip()
+        if not self._BUILTIN.match(text) or len(text) > 1_000_000:
+            return None
+        node = _parse_call(text)
+        found = _call_of(node) if node is not None else None
+        if found is None or not found[0].endswith(".call"):
+            return None
+        return found[0].removesuffix(".call"), found[1]
+
+
+
+def _python_call_read(reader: CallReader, call: ToolCallBlock, name: str, arguments: dict[str, Any], position: int) -> None:
+    """A call read as Python: named, and its arguments converted by the tool's schema."""
+    reader.calls.name_complete(call, name, position)
+    if call.index is None:
+        return
+    properties = reader.schemas.get(name, {})
+    values = {
+        key: convert_value_literal(value, schema if isinstance(schema := properties.get(key), dict) else None)
+        for key, value in arguments.items()
+    }
+    reader.calls.arguments_text(call, json.dumps(values, ensure_ascii=False))
+    call.parsed, call.has_parsed = values, True
+
+
 READERS: dict[str, type[CallReader]] = {
     "json_object": JsonObjectReader,
+    "json_or_builtin": JsonOrBuiltinReader,
     "json_list": JsonListReader,
     "name_then_arguments": NameThenArgumentsReader,
     "xml_parameters": XmlParametersReader,

@@ -144,6 +144,10 @@ class ToolCalls:
         """A reader's word about a block (what it could not read, and what it kept)."""
         self._diagnose(kind, position, message)
 
+    def knows(self, name: str) -> bool | None:
+        """Is ``name`` one of the tools given (None when none were)?"""
+        return None if self._tool_names is None else name in self._tool_names
+
     def name_complete(self, call: ToolCallBlock, name: str, position: int) -> None:
         call.name = name
         if not name:
