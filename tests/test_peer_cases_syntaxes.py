@@ -1467,6 +1467,10 @@ def test_llama_built_in_tool_calls_read_back() -> None:
     body = text[text.rindex("<|end_header_id|>\n\n") + len("<|end_header_id|>\n\n") :]
     assert body == '<|python_tag|>brave_search.call(query="x y")<|eom_id|>'
     assert calls(parse_both("Llama-3.1-8B-Instruct", body)) == [("brave_search", {"query": "x y"})]
-    # Not a built-in call: text, said so.
+    # Not a built-in call: text, said so; cut short where a bracket is left open.
     result = parse_both("Llama-3.1-8B-Instruct", "<|python_tag|>print('hi')<|eom_id|>")
     assert result.message.content == "<|python_tag|>print('hi')" and [d.kind for d in result.diagnostics] == ["malformed_tool_call"]
+    result = parse_both("Llama-3.1-8B-Instruct", "<|python_tag|>get_weather(city='Paris')")
+    assert result.finish_reason == "stop" and [d.kind for d in result.diagnostics] == ["malformed_tool_call"]
+    result = parse_both("Llama-3.1-8B-Instruct", '<|python_tag|>brave_search.call(query="wea')
+    assert result.finish_reason == "length" and result.message.content == '<|python_tag|>brave_search.call(query="wea'

@@ -1443,7 +1443,13 @@ class JsonOrBuiltinReader(JsonObjectReader):
     def ends_whole(self, call: ToolCallBlock) -> bool | None:
         if "builtin" not in call.state:
             return super().ends_whole(call)
-        return self._builtin(call) is not None
+        # Cut short where a bracket is left open (as Python reads the text); any other text
+        # is whole, a call or not.
+        text = "".join(call.state["builtin"])
+        depth = 0
+        for _, _, depth in _structure(text):
+            pass
+        return _parse_call(text) is not None or depth <= 0
 
     def close(self, call: ToolCallBlock) -> None:
         if "builtin" not in call.state:
