@@ -1474,3 +1474,17 @@ def test_llama_built_in_tool_calls_read_back() -> None:
     assert result.finish_reason == "stop" and [d.kind for d in result.diagnostics] == ["malformed_tool_call"]
     result = parse_both("Llama-3.1-8B-Instruct", '<|python_tag|>brave_search.call(query="wea')
     assert result.finish_reason == "length" and result.message.content == '<|python_tag|>brave_search.call(query="wea'
+
+
+# vLLM tests/tool_parsers (Kimi K2, invalid_funcall_id_skipped): "functions." with no ":INDEX"
+# after the name is no call id; the call names nothing and stays text, said so, and the next
+# call is read.
+def test_kimi_call_id_without_its_index_names_nothing() -> None:
+    begin, end = "<|tool_calls_section_begin|>", "<|tool_calls_section_end|>"
+    call = "<|tool_call_begin|>{} <|tool_call_argument_begin|>{}<|tool_call_end|>".format
+    text = "Help. " + begin + call("functions.invalid.0", '{"city": "Beijing"}') + call("functions.valid:1", '{"city": "Shanghai"}') + end
+    result = parse_both("Moonshot-Kimi-K2-Instruct-early", text)
+    assert calls(result) == [("valid", {"city": "Shanghai"})]
+    assert "functions.invalid.0" in (result.message.content or "")
+    assert [d.kind for d in result.diagnostics] == ["malformed_tool_call", "malformed_tool_call"]
+    assert "names no function" in result.diagnostics[1].message

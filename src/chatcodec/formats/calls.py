@@ -336,8 +336,9 @@ KIMI = CallSyntax(
         ("CALL_END", ("<|tool_call_end|>",)),
     ),
     markers=("<|tool_call_begin|>",),
-    # functions.get_weather:0 -> name get_weather, and the whole is the call's id.
-    reader_options=(("name_pattern", r"^(?:functions\.)?(?P<name>.+?)(?::\d+)?$"), ("name_is_id", True)),
+    # functions.get_weather:0 -> name get_weather, and the whole is the call's id
+    # ("functions." with no ":INDEX" after the name is no id: the call names nothing).
+    reader_options=(("name_pattern", r"^(?!functions\.(?!.*:\d+$))(?:functions\.)?(?P<name>.+?)(?::\d+)?$"), ("name_is_id", True)),
 )
 SOLAR = CallSyntax(
     name="solar",

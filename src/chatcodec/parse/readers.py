@@ -356,8 +356,10 @@ class NameThenArgumentsReader(CallReader):
         name = written
         if self.name_pattern is not None:
             match = self.name_pattern.match(written)
-            if match is not None:
-                name = match.group("name")
+            if match is None:
+                call.error = f"{written!r} names no function in the form the format writes"
+                return
+            name = match.group("name")
         if self._no_name(call, name):
             return
         if self.name_is_id and written:

@@ -516,8 +516,7 @@ class WholeTextReader:
         name = written
         if self._name_pattern is not None:
             named = self._name_pattern.match(written)
-            if named is not None:
-                name = named.group("name")
+            name = named.group("name") if named is not None else ""  # (no name in it)
         if not name or NOT_A_NAME.search(name) or (tools is not None and name not in tools):
             return None
         return name
