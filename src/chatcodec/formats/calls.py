@@ -539,19 +539,21 @@ MINIMAX = _invoke(
     "minimax:tool_call",
     '<minimax:tool_call><invoke name="NAME"><parameter name="KEY">VALUE</parameter></invoke></minimax:tool_call>',
 )
+_ATEM = _invoke(
+    "atem",
+    "atem:",
+    "function_calls",
+    '<atem:function_calls><atem:invoke name="NAME"><atem:parameter name="KEY">VALUE</atem:parameter>…',
+    # Muse names a function "TOOL.FUNCTION"; an OpenAI tool's is "NAME.NAME".
+    namespaced=True,
+)
+# Muse Glimmer: the section of calls in a message addressed to the tool.
 MUSE = replace(
-    _invoke(
-        "atem",
-        "atem:",
-        "function_calls",
-        '<atem:function_calls><atem:invoke name="NAME"><atem:parameter name="KEY">VALUE</atem:parameter>…',
-        # Muse names a function "TOOL.FUNCTION"; an OpenAI tool's is "NAME.NAME".
-        namespaced=True,
-    ),
+    _ATEM,
     piece="addressed_xml",
     description='to=NAME<|message|><atem:function_calls><atem:invoke name="NAME"><atem:parameter name="KEY">VALUE</atem:parameter>…',
+    spellings=_ATEM.spellings + spelled(("ADDRESS", (" to=",)), ("ADDRESS_END", ("<|message|>",))),
 )
-MUSE = replace(MUSE, spellings=MUSE.spellings + spelled(("ADDRESS", (" to=",)), ("ADDRESS_END", ("<|message|>",))))
 DSML = _invoke(
     "dsml",
     "｜DSML｜",

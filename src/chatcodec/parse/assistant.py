@@ -520,6 +520,19 @@ class AssistantAssembler:
         for piece in held[1:]:
             self._text(piece)
 
+    def _settle_header(self) -> None:
+        """A held message header opens a section of calls: its parts are delimiters."""
+        held, self._header_hold = self._header_hold or [], None
+        recipient = [part for part in held if part.kind == "RECIPIENT"]
+        for part in held:
+            if part.kind == "CONTENT":
+                self._text(part)
+            elif part.kind != "RECIPIENT":
+                self._out.span("delimiter", part.start, part.end, part.kind)
+            elif part is recipient[0]:
+                # (One span, however the name arrived.)
+                self._out.span("delimiter", part.start, recipient[-1].end, part.kind)
+
     def _release_header(self, before: Piece | None = None) -> bool:
         """Settle a held message header that no section of calls followed: it is text where it
         stands. True where the text ended inside it (a tool's name, cut short)."""
@@ -530,9 +543,8 @@ class AssistantAssembler:
         addressed = any(part.kind == "ADDRESS_END" for part in held)
         name_like = bool(recipient) and not any(c in recipient for c in " \t\n\r")
         cut_short = False
-        if addressed and before is None and held[-1].kind != "RECIPIENT" and not "".join(
-            part.text for part in held[held.index(next(p for p in held if p.kind == "ADDRESS_END")) + 1 :]
-        ).strip():
+        if addressed and before is None:
+            # (Only whitespace is held after "<|message|>".)
             cut_short = True
             self._out.diagnose("unclosed_tool_call", held[0].start, "the text ends after a message's header")
         elif addressed:
@@ -559,24 +571,17 @@ class AssistantAssembler:
             self._undecided.append(piece)
             return
         if self._header_hold is not None:
-            addressed = any(part.kind == "ADDRESS_END" for part in self._header_hold)
-            if (piece.kind == "RECIPIENT" and not addressed) or (piece.delimiter and piece.kind == "ADDRESS_END" and not addressed):
+            # Held so far: " to=", the name, then "<|message|>" and whitespace.
+            last = self._header_hold[-1].kind
+            addressed = last not in ("ADDRESS", "RECIPIENT")
+            if not addressed and (piece.kind == "RECIPIENT" or (piece.delimiter and piece.kind == "ADDRESS_END")):
                 self._header_hold.append(piece)
                 return
-            if not piece.delimiter and not piece.text.strip() and self._header_hold[-1].kind != "ADDRESS":
+            if not piece.delimiter and not piece.text.strip() and last != "ADDRESS":
                 self._header_hold.append(piece)  # whitespace before the section
                 return
-            if piece.delimiter and piece.kind in family.section_open and self._header_hold[-1].kind != "ADDRESS":
-                held, self._header_hold = self._header_hold, None
-                recipient = [part for part in held if part.kind == "RECIPIENT"]
-                for part in held:
-                    if part.kind == "CONTENT":
-                        self._text(part)
-                    elif part.kind != "RECIPIENT":
-                        self._out.span("delimiter", part.start, part.end, part.kind)
-                    elif part is recipient[0]:
-                        # (One span, however the name arrived.)
-                        self._out.span("delimiter", part.start, recipient[-1].end, part.kind)
+            if piece.delimiter and piece.kind in family.section_open and last != "ADDRESS":
+                self._settle_header()
             else:
                 self._release_header(before=piece)
         if self._section_hold is not None and call is None:
@@ -601,7 +606,8 @@ class AssistantAssembler:
                 return
         if piece.delimiter and piece.kind == "ADDRESS" and call is None:
             start = self._message_start
-            if start is None or "".join(self._content[start[0] :] + self._reasoning[start[1] :]).strip():
+            since = (self._content[start[0] :], self._reasoning[start[1] :]) if start is not None else ()
+            if start is None or any(text.strip() for texts in since for text in texts):
                 # A header in the middle of a message's text (quoted, or " to=" in prose).
                 self._in_quoted_message = True
                 self._add_text(piece, as_reasoning=self._in_reasoning)

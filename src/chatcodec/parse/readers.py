@@ -788,7 +788,6 @@ class PythonicReader(CallReader):
         return False
 
 
-
 def convert_value_literal(value: Any, schema: dict[str, Any] | None) -> Any:
     """A Python literal's value, as the tool's schema wants it: a string parameter stays a
     string, and a quoted number or boolean (``hours="2"``) becomes one where the schema says so."""
@@ -1451,7 +1450,7 @@ class JsonOrBuiltinReader(JsonObjectReader):
         depth = 0
         for _, _, depth in _structure(text):
             pass
-        return _parse_call(text) is not None or depth <= 0
+        return depth <= 0 or _parse_call(text) is not None
 
     def close(self, call: ToolCallBlock) -> None:
         if "builtin" not in call.state:
@@ -1471,7 +1470,6 @@ class JsonOrBuiltinReader(JsonObjectReader):
         if found is None or not found[0].endswith(".call"):
             return None
         return found[0].removesuffix(".call"), found[1]
-
 
 
 def _python_call_read(reader: CallReader, call: ToolCallBlock, name: str, arguments: dict[str, Any], position: int) -> None:
