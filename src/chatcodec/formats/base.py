@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cached_property
+from typing import NamedTuple
 
 from chatcodec.formats.framing import Framing, FramingPiece
 from chatcodec.formats.calls import CallSyntax
@@ -19,6 +20,18 @@ from chatcodec.formats.syntax import ReasoningSyntax
 from chatcodec.parse.grammar import FamilyGrammar, compile_grammar
 
 _DECLARE = re.compile(r"^%declare\s+(.+)$", re.MULTILINE)
+
+
+class CallTraits(NamedTuple):
+    """The call syntax as a completion's parser reads it (see ``Format.call_traits``)."""
+
+    reader: str | None  # a key of chatcodec.parse.readers.READERS; None without calls
+    reader_options: dict[str, object]
+    closes_at_end: bool
+    trailers: tuple[str, ...]
+    close_is_stop_token: bool
+    # Each part of the answer is a message with a header that may address a tool (Muse).
+    addressed: bool
 
 
 @dataclass(frozen=True, eq=False)
@@ -73,6 +86,22 @@ class Format:
     @cached_property
     def section_close(self) -> frozenset[str]:
         return frozenset({"CALLS_END"}) if self.calls else frozenset()
+
+    @cached_property
+    def call_traits(self) -> CallTraits:
+        """What a parser of one completion asks of the call syntax, worked out once (a server
+        builds a parser per request)."""
+        syntax = self.calls
+        if syntax is None:
+            return CallTraits(None, {}, False, (), False, False)
+        return CallTraits(
+            syntax.reader,
+            syntax.options,
+            syntax.closes_at_end,
+            syntax.trailers,
+            syntax.close_is_stop_token,
+            "ADDRESS" in dict(syntax.spellings),
+        )
 
 
     @property

@@ -47,7 +47,8 @@ class AssistantAssembler:
         self.family = family
         # Events, diagnostics and spans: written by the calls' bookkeeping too (see ``Outlet``).
         out = self._out = Outlet(strict)
-        out.base = base
+        if base:
+            out.base = base
         # Text arrives in many small pieces; ``compact`` joins them into blocks, so that a long
         # stream of tiny deltas keeps about its characters, not a list entry per delta.
         self._content: list[str] = []
@@ -56,8 +57,6 @@ class AssistantAssembler:
         self._reasoning_blocks: list[str] = []
         # LEADING text: reasoning if a reasoning close tag follows it, else content.
         self._undecided: list[Piece] = []
-        self._in_reasoning = False
-        self._ended = False
         self._tool_calls = ToolCalls(
             frozenset(tools) if tools is not None else None,
             out.emit,
@@ -68,48 +67,53 @@ class AssistantAssembler:
             invent_ids=invent_ids,
         )
         self._calls = self._tool_calls.calls
-        syntax = family.calls
-        self._reader: CallReader | None = (
-            READERS[syntax.reader](self._tool_calls, schemas, **syntax.options) if syntax is not None else None
-        )
-        self._closes_at_end = syntax is not None and syntax.closes_at_end
-        self._trailers = syntax.trailers if syntax is not None else ()
-        self._stop_closes = syntax is not None and syntax.close_is_stop_token
-        self._call: ToolCallBlock | None = None
-        self._finish: FinishReason | None = None
-        self._stray_reported = False
-        self._stray_run_start = 0
+        traits = family.call_traits
+        if traits.reader is not None:
+            self._reader = READERS[traits.reader](self._tool_calls, schemas, **traits.reader_options)
+        self._closes_at_end = traits.closes_at_end
+        self._trailers = traits.trailers
+        self._stop_closes = traits.close_is_stop_token
+        self._addressed = traits.addressed
         self._stray_blank: list[Piece] = []  # whitespace where the format has no place for text
-        # A call opened inside a reasoning block the model never closed: the reasoning goes on
-        # after the call, until its closing tag.
-        self._resume_reasoning = False
-        self._resumed_empty = False
-        self._call_in_reasoning_reported = False
-        # A section opener (``<｜tool▁calls▁begin｜>``) waits for its first call: followed by
-        # anything else, it was text. "real" once a call opened in it, "text" if it was text.
-        self._section_hold: list[Piece] | None = None
-        # A message's header addressed to a tool (Muse's `` to=NAME<|message|>``) waits for the
-        # section of calls it opens: followed by anything else, it was text.
-        self._header_hold: list[Piece] | None = None
-        # Where a message may begin (the answer's start, or after the last one's end): a
-        # header anywhere else is text, and so is the message it seems to open, until the next
-        # message's boundary.
-        # (The lengths of the content and the reasoning where the last message began, None
-        # after any other delimiter: a message begins there if no text but whitespace followed.)
-        self._message_start: tuple[int, int] | None = (0, 0)
-        self._addressed = family.calls is not None and "ADDRESS" in dict(family.calls.spellings)
-        self._in_quoted_message = False
-        # (call, terminal, member) whose value text the reader takes as written, as last asked
-        self._as_written: tuple[ToolCallBlock, str, str] | None = None
-        self._section_state: str | None = None
-        # After ``handle_text`` added visible text: where the next such text goes (the
-        # message's list, the event it makes, the open span to grow by its length), else None.
-        self.lane: tuple[Callable[[str], None], Callable[[str], Event], list[Any]] | None = None
-        # After ``handle_json_text`` took a delta that went on with a call's arguments as
-        # written, inside a value the walk scans: the call and the value's scanner. Text that
-        # does not end the value goes on with the arguments the same way
-        # (``go_on_in_arguments``), else None.
-        self.arguments_lane: tuple[ToolCallBlock, ValueScanner] | None = None
+
+    # The rest of the state starts the same for every parser: class attributes until first
+    # set (a server builds a parser per request).
+    _reader: CallReader | None = None
+    _in_reasoning = False
+    _ended = False
+    _call: ToolCallBlock | None = None
+    _finish: FinishReason | None = None
+    _stray_reported = False
+    _stray_run_start = 0
+    # A call opened inside a reasoning block the model never closed: the reasoning goes on
+    # after the call, until its closing tag.
+    _resume_reasoning = False
+    _resumed_empty = False
+    _call_in_reasoning_reported = False
+    # A section opener (``<｜tool▁calls▁begin｜>``) waits for its first call: followed by
+    # anything else, it was text. "real" once a call opened in it, "text" if it was text.
+    _section_hold: list[Piece] | None = None
+    # A message's header addressed to a tool (Muse's `` to=NAME<|message|>``) waits for the
+    # section of calls it opens: followed by anything else, it was text.
+    _header_hold: list[Piece] | None = None
+    # Where a message may begin (the answer's start, or after the last one's end): a
+    # header anywhere else is text, and so is the message it seems to open, until the next
+    # message's boundary.
+    # (The lengths of the content and the reasoning where the last message began, None
+    # after any other delimiter: a message begins there if no text but whitespace followed.)
+    _message_start: tuple[int, int] | None = (0, 0)
+    _in_quoted_message = False
+    # (call, terminal, member) whose value text the reader takes as written, as last asked
+    _as_written: tuple[ToolCallBlock, str, str] | None = None
+    _section_state: str | None = None
+    # After ``handle_text`` added visible text: where the next such text goes (the
+    # message's list, the event it makes, the open span to grow by its length), else None.
+    lane: tuple[Callable[[str], None], Callable[[str], Event], list[Any]] | None = None
+    # After ``handle_json_text`` took a delta that went on with a call's arguments as
+    # written, inside a value the walk scans: the call and the value's scanner. Text that
+    # does not end the value goes on with the arguments the same way
+    # (``go_on_in_arguments``), else None.
+    arguments_lane: tuple[ToolCallBlock, ValueScanner] | None = None
 
     @property
     def outlet(self) -> Outlet:

@@ -59,30 +59,33 @@ class Engine:
         self._start = start
         self._stepper = grammar.stepper(start)
         self._stack = self._stepper.initial  # the LALR state stack, stepped through a cache
-        self._buffer = ""
-        self._pos = 0  # index in _buffer of the first unconsumed character
-        # The absolute input position of _buffer[0]. After ``continue_text``, a taker of the
-        # same run's next text that reads it as ``continue_text`` would (a stream's lane) moves
-        # it on by the text's length.
-        self.offset = 0
-        # The terminal of the run of free text the input is inside, if any, and the walk of
-        # its JSON, when the run is a JSON body (read by the stream; written here only).
-        self.run: str | None = None
-        self.json_body: JsonWalk | None = None
-        # After ``continue_text`` in a JSON body: the member whose value all of the text went
-        # on with, which the walk recorded no event for (the taker hands the text on); None
-        # when the walk recorded what it found.
-        self.value_text_of: str | None = None
-        self._run_fresh = False
-        self._state_info: StateInfo | None = None
-        # The current state's search for characters a delimiter may start with (cached with
-        # the state's info; read by the stream's lane for visible text, after ``continue_text``).
-        self.delimiter_start: Callable[[str], re.Match[str] | None] | None = None
-        # ... and its ``holds_no_delimiter`` (see ``begins_nothing``).
-        self._holds_no_delimiter: Callable[[str, int], bool] | None = None
-        self.closed = False
-        # Given, it takes the pieces of a long text in batches while the text is read.
-        self.sink: Callable[[list[Piece]], None] | None = None
+
+    # The rest starts the same for every engine: class attributes until first set (a server
+    # builds a parser per request).
+    _buffer = ""
+    _pos = 0  # index in _buffer of the first unconsumed character
+    # The absolute input position of _buffer[0]. After ``continue_text``, a taker of the
+    # same run's next text that reads it as ``continue_text`` would (a stream's lane) moves
+    # it on by the text's length.
+    offset = 0
+    # The terminal of the run of free text the input is inside, if any, and the walk of
+    # its JSON, when the run is a JSON body (read by the stream; written here only).
+    run: str | None = None
+    json_body: JsonWalk | None = None
+    # After ``continue_text`` in a JSON body: the member whose value all of the text went
+    # on with, which the walk recorded no event for (the taker hands the text on); None
+    # when the walk recorded what it found.
+    value_text_of: str | None = None
+    _run_fresh = False
+    _state_info: StateInfo | None = None
+    # The current state's search for characters a delimiter may start with (cached with
+    # the state's info; read by the stream's lane for visible text, after ``continue_text``).
+    delimiter_start: Callable[[str], re.Match[str] | None] | None = None
+    # ... and its ``holds_no_delimiter`` (see ``begins_nothing``).
+    _holds_no_delimiter: Callable[[str, int], bool] | None = None
+    closed = False
+    # Given, it takes the pieces of a long text in batches while the text is read.
+    sink: Callable[[list[Piece]], None] | None = None
 
     @property
     def position(self) -> int:

@@ -24,15 +24,17 @@ class Outlet:
         self.events: list[Event] = []
         self.diagnostics: list[Diagnostic] = []
         self.spans: list[Span] = []
-        # The last span, while a run of text may still grow it: [kind, start, end, index].
-        self.open_span: list[Any] | None = None
-        # Positions in the input less ``base`` are positions in the completion (the prompt's
-        # prefill comes first).
-        self.base = 0
-        self.silent = False  # reading a prefill: nothing is reported
-        # False when nobody reads the events (a whole completion parsed at once): a call's
-        # argument deltas are then let go as soon as the call ends.
-        self.keep_events = True
+
+    # (Class attributes until first set: one outlet is built per request.)
+    # The last span, while a run of text may still grow it: [kind, start, end, index].
+    open_span: list[Any] | None = None
+    # Positions in the input less ``base`` are positions in the completion (the prompt's
+    # prefill comes first).
+    base = 0
+    silent = False  # reading a prefill: nothing is reported
+    # False when nobody reads the events (a whole completion parsed at once): a call's
+    # argument deltas are then let go as soon as the call ends.
+    keep_events = True
 
     def take_events(self) -> list[Event]:
         events = self.events

@@ -94,8 +94,10 @@ class _Snapshot:
     def changes(self) -> dict[str, Any] | None:
         """The attributes the change set, or None if it did more than set shareable values."""
         changed: dict[str, Any] = {}
+        cls = type(self._watched)
         for key, value in vars(self._watched).items():
-            before = self._before.get(key, _MISSING)
+            # (An attribute first set by the change was its class's default before it.)
+            before = self._before.get(key, getattr(cls, key, _MISSING))
             if key in self._contents:
                 # A container, the same or a new one: a fresh object's own serves if the
                 # content is what it was.

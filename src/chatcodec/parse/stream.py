@@ -77,13 +77,15 @@ class StreamParser:
         self._engine.sink = take_pieces
         self._chunks: list[str] = []
         self._chunk_blocks: list[str] = []  # every BLOCK chunks, joined
-        self._closed = False
-        self._lane: _Lane | None = None
-        self._arguments_lane: tuple[ToolCallBlock, ValueScanner] | None = None
         if prefill:
             # The prompt's own opening of the assistant turn (``<think>``, a prefill): it sets
             # the state but is not part of the completion.
             start_after_prefill(family, start, prefill, self._engine, self._assembler)
+
+    # (Class attributes until first set: a server builds a parser per request.)
+    _closed = False
+    _lane: _Lane | None = None
+    _arguments_lane: tuple[ToolCallBlock, ValueScanner] | None = None
 
     def feed(self, text: str) -> list[Event]:
         # Whether a delimiter could start in ``text``, once a lane below has asked (the general

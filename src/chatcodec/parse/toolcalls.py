@@ -120,9 +120,10 @@ class ToolCalls:
         self._span = span
         self._add_content = add_content
         self._add_reasoning = add_reasoning
-        # Text in a call that is no part of it goes where the call stands: the reasoning, for a
-        # call inside a reasoning block that goes on after it.
-        self.stray_as_reasoning = False
+
+    # Text in a call that is no part of it goes where the call stands: the reasoning, for a
+    # call inside a reasoning block that goes on after it. (Set per parser when it changes.)
+    stray_as_reasoning = False
 
     def child(self, block: ToolCallBlock) -> ToolCallBlock:
         """A new call inside a block that holds several (an element of a list)."""
