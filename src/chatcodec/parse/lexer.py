@@ -293,7 +293,8 @@ class DelimiterMatcher:
         """The length of the longest spelling this matcher looks for."""
         return self._longest
 
-    def _found(self, match: re.Match[str]) -> Found:
+    def _found(self, match: re.Match[str], end: int, final: bool) -> Found | int:
+        """The delimiter ``match`` found, or where text must be held (see ``search``)."""
         text = match.group()
         terminal = self.accepted.get(text)
         if terminal is not None:
@@ -301,9 +302,17 @@ class DelimiterMatcher:
         shorter = self._accepted_prefix.get(text)
         if shorter is not None:
             return Found(match.start(), match.start() + len(shorter), self.accepted[shorter], stray=False)
-        inside = self._accepted_regex.search(match.string, match.start() + 1, match.end())
-        if inside is not None:
-            return Found(inside.start(), inside.end(), self.accepted[inside.group()], stray=False)
+        # A spelling the state accepts that begins inside the rejected one wins, and it may run
+        # on past it: gpt-oss's reasoning that ends with a quote, `"<|end|><|start|>assistant`,
+        # holds a tool turn's closing `"<|end|>` and, one character on, the reasoning's
+        # closing tag.
+        string = match.string
+        inside = self._accepted_regex.search(string, match.start() + 1, end)
+        if inside is not None and inside.start() < match.end():
+            at = inside.start()
+            if not final and end - at < self._longest and self._is_prefix(string[at:end]):
+                return at  # a longer spelling from there may still be arriving
+            return Found(at, inside.end(), self.accepted[inside.group()], stray=False)
         return Found(match.start(), match.end(), self.others[text], stray=True)
 
     def search(self, text: str, pos: int, end: int, final: bool) -> Found | int:
@@ -325,7 +334,7 @@ class DelimiterMatcher:
                 # A longer spelling starting at the same place may still be arriving.
                 if end - match.start() < self._longest and self._is_prefix(text[match.start() : end]):
                     return match.start()
-            return self._found(match)
+            return self._found(match, end, final)
         if final:
             return end
         return self.hold_point(text, pos, end)
@@ -360,7 +369,9 @@ class DelimiterMatcher:
         if match is not None:
             if not final and end - pos < self._longest and self._is_prefix(text[pos:end]):
                 return True
-            found = self._found(match)
+            found = self._found(match, end, final)
+            if isinstance(found, int):
+                return None  # (a delimiter may begin later, inside the one found here)
             return found if found.start == pos else None
         if not final and end - pos < self._longest and self._is_prefix(text[pos:end]):
             return True
