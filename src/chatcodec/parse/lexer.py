@@ -123,6 +123,8 @@ class DelimiterMatcher:
     _long: tuple[str, ...] = field(init=False, repr=False)
     _accepted_regex: re.Pattern[str] = field(init=False, repr=False)
     _accepted_prefix: dict[str, str] = field(init=False, repr=False)
+    _accepted_heads: frozenset[str] = field(init=False, repr=False)
+    _accepted_long: tuple[str, ...] = field(init=False, repr=False)
     first_chars: re.Pattern[str] = field(init=False, repr=False)
     _longest: int = field(init=False, repr=False)
     _nested: bool = field(init=False, repr=False)
@@ -139,6 +141,8 @@ class DelimiterMatcher:
             self._long = ()
             self._accepted_regex = re.compile(r"(?!)")
             self._accepted_prefix = {}
+            self._accepted_heads = frozenset()
+            self._accepted_long = ()
             self.first_chars = re.compile(r"(?!)")
             self._longest = 0
             self._nested = False
@@ -153,6 +157,15 @@ class DelimiterMatcher:
         self._accepted_regex = (
             re.compile(_trie_pattern(self.accepted, prefixes=False)) if self.accepted else re.compile(r"(?!)")
         )
+        # The proper prefixes of the accepted spellings: where a rejected spelling is found
+        # while the text that follows may still arrive, one of these beginning inside it may
+        # still grow into a spelling that wins (see ``_found``).
+        # (Long ones, a preamble, are compared directly: the set would grow with the square of
+        # their length.)
+        self._accepted_heads = frozenset(
+            s[:i] for s in self.accepted if len(s) <= LONG_SPELLING for i in range(1, len(s))
+        )
+        self._accepted_long = tuple(s for s in self.accepted if len(s) > LONG_SPELLING)
         self._accepted_prefix = {}
         for other in self.others:
             inner = [a for a in self.accepted if other.startswith(a)]
@@ -305,15 +318,29 @@ class DelimiterMatcher:
         # A spelling the state accepts that begins inside the rejected one wins, and it may run
         # on past it: gpt-oss's reasoning that ends with a quote, `"<|end|><|start|>assistant`,
         # holds a tool turn's closing `"<|end|>` and, one character on, the reasoning's
-        # closing tag.
-        string = match.string
-        inside = self._accepted_regex.search(string, match.start() + 1, end)
+        # closing tag. While more text may come, one that could still complete holds it all.
+        string, start = match.string, match.start()
+        inside = self._accepted_regex.search(string, start + 1, end)
         if inside is not None and inside.start() < match.end():
             at = inside.start()
-            if not final and end - at < self._longest and self._is_prefix(string[at:end]):
-                return at  # a longer spelling from there may still be arriving
+            if not final:
+                pending = self._accepted_head_in(string, start + 1, at + 1, end)
+                if pending is not None:
+                    return at if pending == at else start
             return Found(at, inside.end(), self.accepted[inside.group()], stray=False)
-        return Found(match.start(), match.end(), self.others[text], stray=True)
+        if not final and self._accepted_head_in(string, start + 1, match.end(), end) is not None:
+            return start
+        return Found(start, match.end(), self.others[text], stray=True)
+
+    def _accepted_head_in(self, text: str, low: int, high: int, end: int) -> int | None:
+        """The first position in ``low:high`` from which all of ``text[:end]`` is the
+        beginning of an accepted spelling, if any."""
+        heads, long = self._accepted_heads, self._accepted_long
+        for at in range(max(low, end - self._longest + 1), high):
+            tail = text[at:end]
+            if tail in heads or any(len(s) > len(tail) and s.startswith(tail) for s in long):
+                return at
+        return None
 
     def search(self, text: str, pos: int, end: int, final: bool) -> Found | int:
         """The first delimiter in ``text[pos:end]``, or the index from which text must be held.
@@ -371,7 +398,8 @@ class DelimiterMatcher:
                 return True
             found = self._found(match, end, final)
             if isinstance(found, int):
-                return None  # (a delimiter may begin later, inside the one found here)
+                # Held: from here (cannot be told yet), or from a delimiter that begins later.
+                return True if found == pos else None
             return found if found.start == pos else None
         if not final and end - pos < self._longest and self._is_prefix(text[pos:end]):
             return True
