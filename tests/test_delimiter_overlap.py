@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import chatcodec
+from chatcodec.parse.transcript import TranscriptReader
 from template_corpus import special_tokens
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "fuzz"))
@@ -79,3 +80,32 @@ def test_reasoning_that_ends_with_a_delimiters_first_character_is_closed_by_its_
             result = codec.parse_detailed(opener + reasoning + closer + "answer")
             assert (result.message.reasoning_content or "").strip() == reasoning.strip(), (char, result.message)
             assert (result.message.content or "").strip() == "answer" and result.diagnostics == [], (char, result)
+
+
+# A rendered conversation: a turn's end token ends the turn even inside what reads as a JSON
+# string (an answer that begins with "{" and leaves a quote open, in a format whose calls are
+# bare JSON objects); the turns after it are read.
+@pytest.mark.parametrize(
+    "template", ["Llama-3.1-8B-Instruct", "Meta-Llama-4-Scout-17B-16E-Instruct", "Llama-3.2-3B-Instruct"]
+)
+@pytest.mark.parametrize("answer", ['{"size": "5 inches', '{"a": [1, "b', '{ "unclosed: 1 }'])
+def test_a_turn_end_token_ends_an_answer_that_leaves_a_json_string_open(template: str, answer: str) -> None:
+    path = TEMPLATES / f"{template}.jinja"
+    codec = chatcodec.load(path, special_tokens=special_tokens(path))
+    conversation = [
+        {"role": "user", "content": "Size?"},
+        {"role": "assistant", "content": answer},
+        {"role": "user", "content": 'And the "weight"?'},
+        {"role": "assistant", "content": "Two pounds."},
+    ]
+    text = codec.render(conversation)
+    transcript = codec.parse_transcript(text)
+    assert [(m.role, m.content) for m in transcript.messages if m.role != "system"] == [
+        (m["role"], m["content"]) for m in conversation
+    ]
+    assert transcript.reassemble() == text
+    # Read in chunks (a turn end split between two), the same.
+    for size in (1, 3, 7):
+        chunks = [text[at : at + size] for at in range(0, len(text), size)]
+        chunked = TranscriptReader(codec.format, text).read(chunks)
+        assert [(m.role, m.content) for m in chunked.messages] == [(m.role, m.content) for m in transcript.messages]

@@ -59,11 +59,16 @@ class Engine:
         self._start = start
         self._stepper = grammar.stepper(start)
         self._stack = self._stepper.initial  # the LALR state stack, stepped through a cache
+        if start == "transcript":
+            self._turn_ends = grammar.turn_end_tokens
 
     # The rest starts the same for every engine: class attributes until first set (a server
     # builds a parser per request).
     _buffer = ""
     _pos = 0  # index in _buffer of the first unconsumed character
+    # Delimiters that end a JSON body even inside its strings (see ``FamilyGrammar``): a
+    # rendered conversation's turn ends.
+    _turn_ends: frozenset[str] = frozenset()
     # The absolute input position of _buffer[0]. After ``continue_text``, a taker of the
     # same run's next text that reads it as ``continue_text`` would (a stream's lane) moves
     # it on by the text's length.
@@ -219,7 +224,12 @@ class Engine:
                 if found > pos:
                     self._text(out, buffer[pos:found], pos)
                 body = self.json_body
-                if found < end and body is not None and body.holds_in_string(self.offset + found, buffer[found:end]):
+                if (
+                    found < end
+                    and body is not None
+                    and body.holds_in_string(self.offset + found, buffer[found:end])
+                    and not any(token.startswith(buffer[found:end]) for token in self._turn_ends)
+                ):
                     # Held back as the beginning of a delimiter, but it goes on with a JSON
                     # string, where every spelling is text: a delta that ends with a space
                     # (which begins " {" in Llama's JSON calls) leaves nothing held, and the
@@ -255,6 +265,8 @@ class Engine:
                 pos = max(pos, min(end, body.json_end - self.offset))
             found = info.matcher.search(buffer, pos, end, final)
             if isinstance(found, int):
+                return found
+            if self._turn_ends and buffer[found.start : found.end] in self._turn_ends:
                 return found
             if not body.inside(buffer, self.offset, self.offset + found.start, safe, buffer[found.start : found.end]):
                 return found

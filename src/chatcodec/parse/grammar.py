@@ -41,6 +41,10 @@ def _telling(spelling: str) -> bool:
     return bool(bare) and (len(bare) > 2 or any(char.isalnum() for char in bare)) and len(spelling) <= LONG_SPELLING
 
 
+# The shapes a special token is written in: <|eot_id|>, <｜end▁of▁sentence｜>, <turn|>, [/INST].
+_TOKEN_SHAPE = re.compile(r"<\|[^|<>\s]{1,40}\|>|<｜[^｜<>]{1,40}｜>|<[^|<>\s]{1,40}\|>|\[/?[A-Z][A-Z_]{1,30}\]")
+
+
 class FamilyGrammar:
     """A Lark LALR grammar plus, per parser state, the delimiters it accepts."""
 
@@ -83,6 +87,14 @@ class FamilyGrammar:
             spelling.lstrip(" \t\n\r")[0] not in json_outside
             for spelling in self.spellings
             if spelling.strip(" \t\n\r")
+        )
+        # Turn ends spelled as one special token (``<|eot_id|>``, ``<|im_end|>``): in a rendered
+        # conversation no field writes one (the renderer reports those that do), so there it
+        # ends the turn even inside what reads as a JSON string, an assistant answer that
+        # begins with "{" and leaves a quote open.
+        self.turn_end_tokens = frozenset(
+            spelling for spelling, terminal in self.spellings.items()
+            if terminal == "END" and _TOKEN_SHAPE.fullmatch(spelling.strip(" \t\n\r"))
         )
         self._states: dict[tuple[str, int], StateInfo] = {}
         self._literals: dict[str, str] = {}
