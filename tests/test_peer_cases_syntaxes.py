@@ -136,8 +136,8 @@ def test_text_after_a_calls_arguments_is_content(template: str, text: str, conte
 
 
 # vLLM tests/tool_parsers/test_qwen3coder_tool_parser.py (a value holding "</parameter>"; the text
-# after the first one was dropped), SGLang test_function_call_parser.py (DSML with a JSON body):
-# text inside a call that is no parameter is content, where it was written.
+# after the first one was dropped): text inside a call that is no parameter is content, where it
+# was written.
 @pytest.mark.parametrize(
     ("template", "text", "content", "expected"),
     [
@@ -168,8 +168,8 @@ def test_text_after_a_calls_arguments_is_content(template: str, text: str, conte
         ),
         (
             "DeepSeek-V3.2-llamacpp",
-            '\n<｜DSML｜function_calls>\n<｜DSML｜invoke name="f">\n{"city": "SF"}\n</｜DSML｜invoke>\n</｜DSML｜function_calls>',
-            '{"city": "SF"}',
+            '\n<｜DSML｜function_calls>\n<｜DSML｜invoke name="f">\n{"city": "SF"} and more\n</｜DSML｜invoke>\n</｜DSML｜function_calls>',
+            '{"city": "SF"} and more',
             {},
         ),
     ],
@@ -180,6 +180,43 @@ def test_text_between_xml_parameters_is_content(template: str, text: str, conten
     assert (result.message.content or "").strip() == content.strip()
     assert [d.kind for d in result.diagnostics] == ["unexpected_text"]
     assert result.diagnostics[0].position == text.index(content.strip()[:4])
+
+
+# SGLang test_function_call_parser.py and unit/test_deepseek_detectors.py (DSML with a JSON
+# body): a call with no parameters whose body is one JSON object has it as its arguments, with a
+# `noncanonical` diagnostic (DeepSeek V3.2 writes it so at times); so in the other XML syntaxes.
+@pytest.mark.parametrize(
+    ("template", "text", "content", "expected"),
+    [
+        (
+            "DeepSeek-V3.2-llamacpp",
+            "I'll navigate there now.<｜DSML｜function_calls>"
+            '<｜DSML｜invoke name="navigate">{"destination":"library"}</｜DSML｜invoke>'
+            '<｜DSML｜invoke name="navigate">{"destination":"museum"}</｜DSML｜invoke></｜DSML｜function_calls>',
+            "I'll navigate there now.",
+            [("navigate", {"destination": "library"}), ("navigate", {"destination": "museum"})],
+        ),
+        (
+            "DeepSeek-V3.2-llamacpp",
+            '<｜DSML｜function_calls>\n            <｜DSML｜invoke name="get_favorite_tourist_spot">\n            {\n'
+            '                "city": "San Francisco"\n            }\n            </｜DSML｜invoke>\n        </｜DSML｜function_calls>',
+            None,
+            [("get_favorite_tourist_spot", {"city": "San Francisco"})],
+        ),
+        ("Qwen-Qwen3-Coder", '<tool_call>\n<function=f>\n{"a": [1, "x"]}\n</function>\n</tool_call>', None, [("f", {"a": [1, "x"]})]),
+        ("MiniMax-M2", '<minimax:tool_call>\n<invoke name="f">\n{"a": 1}\n</invoke>\n</minimax:tool_call>', None, [("f", {"a": 1})]),
+    ],
+)
+def test_a_json_object_as_an_xml_calls_body_is_its_arguments(
+    template: str, text: str, content: str | None, expected: list[tuple[str, Any]]
+) -> None:
+    result = parse_both(template, text)
+    assert calls(result) == expected
+    assert (result.message.content or "").strip() == (content or "")  # (indentation between tags stays)
+    assert [d.kind for d in result.diagnostics] == ["noncanonical"] * len(expected)
+    assert result.finish_reason == "tool_calls"
+    # The object's text is the call's: every character of the call lies in its spans.
+    assert not any(span.kind == "content" and "{" in result.span_text(span) for span in result.spans)
 
 
 # vLLM tests/tool_parsers/test_qwen3coder_tool_parser.py (test_none_tool_calls_filtered): a name

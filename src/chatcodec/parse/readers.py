@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from chatcodec.parse.engine import STRAY, Piece
-from chatcodec.parse.json_scan import JsonWalk, MemberEvent, ValueScanner, dumps_finite, loads_json
+from chatcodec.parse.json_scan import JsonWalk, MemberEvent, ValueScanner, dumps_finite, is_json_object, loads_json
 from chatcodec.parse.toolcalls import ToolCallBlock, ToolCalls
 
 ARGUMENT_KEYS = ("arguments", "parameters")  # some models write Llama's "parameters"
@@ -609,9 +609,26 @@ class XmlParametersReader(CallReader):
             call.error = call.error or "a parameter's closing tag is left out"
         if call.index is None:
             return
+        if not call.state.get("written") and self._arguments_as_json(call):
+            return
         self._write(call, "}" if call.state.get("written") else "{}")
         call.parsed = call.state.get("values", {})
         call.has_parsed = True
+
+    def _arguments_as_json(self, call: ToolCallBlock) -> bool:
+        """A call with no parameters whose body is one JSON object (DeepSeek V3.2's
+        ``<｜DSML｜invoke name="f">{"city": "Paris"}</｜DSML｜invoke>``, as SGLang reads it): the
+        object is the arguments, with a ``noncanonical`` diagnostic. Anything else in the body
+        stays text after the call."""
+        body = "".join(text for _, text in call.after_value).strip()
+        if not body.startswith("{") or not is_json_object(body):
+            return False
+        self.calls.diagnose(
+            "noncanonical", call.start, f"tool call {call.index}: the arguments are one JSON object, not parameters"
+        )
+        self._write(call, body)
+        call.after_value.clear()  # (its text stays in the call's span)
+        return True
 
     def _name_done(self, call: ToolCallBlock, position: int) -> None:
         if call.name is None:
