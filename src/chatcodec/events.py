@@ -116,6 +116,7 @@ DiagnosticKind = Literal[
     "tool_call_in_reasoning",
     "unclosed_reasoning",
     "unclosed_tool_call",
+    "unclosed_delimiter",
     "stray_delimiter",
     "unexpected_text",
     "noncanonical",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
-from chatcodec.parse.engine import STRAY, Piece
+from chatcodec.parse.engine import CUT, STRAY, Piece
 from chatcodec.parse.json_scan import JsonWalk, ValueScanner
 from chatcodec.events import (
     ContentDelta,
@@ -103,6 +103,7 @@ class AssistantAssembler:
     # after any other delimiter: a message begins there if no text but whitespace followed.)
     _message_start: tuple[int, int] | None = (0, 0)
     _in_quoted_message = False
+    _cut: Piece | None = None  # the delimiter the text ended inside
     # (call, terminal, member) whose value text the reader takes as written, as last asked
     _as_written: tuple[ToolCallBlock, str, str] | None = None
     _section_state: str | None = None
@@ -360,6 +361,13 @@ class AssistantAssembler:
             reason = "tool_calls"
         else:
             reason = "stop"
+        cut = self._cut
+        if cut is not None:
+            self._out.span("unparsed", cut.start, cut.end)
+            self._out.diagnose(
+                "unclosed_delimiter", cut.start, f"the text ends inside a delimiter ({cut.text!r}); kept as an unparsed span"
+            )
+            reason = "length"
         self._finish = reason
         self._out.events.append(Finish(reason))
         return self._out.take_events()
@@ -569,6 +577,12 @@ class AssistantAssembler:
     def _handle(self, piece: Piece) -> None:
         family = self.family
         call = self._call
+        if piece.kind == CUT:
+            # The text ends inside a delimiter (a server's token limit inside a header): it
+            # is neither text nor a delimiter, and the answer was cut short. (Its span comes
+            # last, when the text ends: what is held before it is settled first.)
+            self._cut = piece
+            return
         if self._stray_blank and (piece.delimiter or piece.run_start):
             self._flush_stray_blank()
         if piece.kind == "LEADING":

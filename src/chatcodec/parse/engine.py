@@ -14,11 +14,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from chatcodec.errors import GrammarError
-from chatcodec.parse.grammar import JSON_READ, JSON_SHAPES, FamilyGrammar, StateInfo
+from chatcodec.parse.grammar import TOKEN_SHAPE, JSON_READ, JSON_SHAPES, FamilyGrammar, StateInfo
 from chatcodec.parse.json_scan import JsonWalk
 from chatcodec.parse.lexer import Found
 
 STRAY = "STRAY"  # free text where the grammar accepts none (e.g. after the end token)
+# The text ended inside a delimiter: a special token, then the start of what must follow it
+# (gpt-oss's ``<|channel|>fin`` of ``<|channel|>final<|message|>``). No text, and no delimiter.
+CUT = "CUT"
 # A delta this short in which a character a delimiter may start with stands is asked whether a
 # delimiter or the beginning of one is really there (``Engine.begins_nothing``: on long text,
 # that search may cost what reading it the general way does).
@@ -185,10 +188,37 @@ class Engine:
         return out
 
     def close(self) -> list[Piece]:
-        out = self.settle()
+        cut = self._cut_delimiter()
+        if cut is None:
+            out = self.settle()
+        else:
+            # What the text holds before the cut is read as the end of the text; the cut
+            # delimiter is a piece of its own.
+            buffer = self._buffer
+            self._buffer = buffer[: self._pos]
+            out = self.settle()
+            out.append(Piece(CUT, buffer[self._pos :], self.offset + self._pos))
+            self._buffer, self._pos = buffer, len(buffer)
         self.run = None
         self.closed = True
         return out
+
+    def _cut_delimiter(self) -> str | None:
+        """The text held back when the text ends, where it is a delimiter cut short: a whole
+        special token (no model writes one as text) that begins a longer spelling the state
+        accepts. None for anything else (``<tool_ca`` is text, a model writes ``<tool_call>``
+        as one token). A completion's only: a rendered conversation ends where the renderer
+        stopped."""
+        held = self._buffer[self._pos :]
+        if not held or self._start == "transcript" or TOKEN_SHAPE.match(held) is None:
+            return None
+        body = self.json_body
+        if body is not None and body.holds_in_string(self.offset + self._pos, held):
+            return None  # (inside a JSON string, a spelling is text)
+        matcher = self._info().matcher
+        if held in matcher.accepted:
+            return None  # a whole delimiter (``<|end|>``) that a longer one begins with
+        return held if matcher.begins_accepted(held) else None
 
     # -- internals ---------------------------------------------------------------------------
 

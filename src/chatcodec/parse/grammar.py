@@ -42,7 +42,7 @@ def _telling(spelling: str) -> bool:
 
 
 # The shapes a special token is written in: <|eot_id|>, <｜end▁of▁sentence｜>, <turn|>, [/INST].
-_TOKEN_SHAPE = re.compile(r"<\|[^|<>\s]{1,40}\|>|<｜[^｜<>]{1,40}｜>|<[^|<>\s]{1,40}\|>|\[/?[A-Z][A-Z_]{1,30}\]")
+TOKEN_SHAPE = re.compile(r"<\|[^|<>\s]{1,40}\|>|<｜[^｜<>]{1,40}｜>|<[^|<>\s]{1,40}\|>|\[/?[A-Z][A-Z_]{1,30}\]")
 
 
 class FamilyGrammar:
@@ -94,7 +94,7 @@ class FamilyGrammar:
         # begins with "{" and leaves a quote open.
         self.turn_end_tokens = frozenset(
             spelling for spelling, terminal in self.spellings.items()
-            if terminal == "END" and _TOKEN_SHAPE.fullmatch(spelling.strip(" \t\n\r"))
+            if terminal == "END" and TOKEN_SHAPE.fullmatch(spelling.strip(" \t\n\r"))
         )
         self._states: dict[tuple[str, int], StateInfo] = {}
         self._literals: dict[str, str] = {}

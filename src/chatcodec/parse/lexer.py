@@ -332,6 +332,10 @@ class DelimiterMatcher:
             return start
         return Found(start, match.end(), self.others[text], stray=True)
 
+    def begins_accepted(self, text: str) -> bool:
+        """Is ``text`` the beginning, short of the whole, of a spelling the state accepts?"""
+        return text in self._accepted_heads or any(len(s) > len(text) and s.startswith(text) for s in self._accepted_long)
+
     def _accepted_head_in(self, text: str, low: int, high: int, end: int) -> int | None:
         """The first position in ``low:high`` from which all of ``text[:end]`` is the
         beginning of an accepted spelling, if any."""

@@ -27,7 +27,7 @@ from typing import Any
 from chatcodec.events import FinishReason
 from chatcodec.formats.base import Format
 from chatcodec.messages import ToolCall, assembled_call, assembled_message, new_tool_call_id
-from chatcodec.parse.grammar import FamilyGrammar
+from chatcodec.parse.grammar import TOKEN_SHAPE, FamilyGrammar
 from chatcodec.parse.json_scan import STRICT_DECODER, is_json_object
 from chatcodec.parse.readers import ARGUMENT_KEYS, NOT_A_NAME
 from chatcodec.parse.spans import Span
@@ -145,6 +145,17 @@ class WholeTextReader:
         self._resumed: dict[tuple[str, str], _Resumed] = {}  # by the prefill and the text's start
         self._reaches: dict[str, int] = {}
         self._longest = max(len(spelling) for spelling in self.grammar.spellings)
+        # A text that ends inside a delimiter, after a whole special token (``<|channel|>fin``),
+        # is read the general way, which tells whether the state takes that delimiter.
+        spellings = self.grammar.spellings
+        self._cut_heads = frozenset(
+            spelling[:end]
+            for spelling in spellings
+            if (token := TOKEN_SHAPE.match(spelling)) is not None
+            for end in range(token.end(), len(spelling))
+            if spelling[:end] not in spellings  # (a whole delimiter that begins a longer one)
+        )
+        self._cut_reach = max(map(len, self._cut_heads), default=0)
         # A call whose parts stand exactly where the last one's did is read by its shape (see
         # ``_call_by_shape``): where no delimiter can begin inside JSON but within a string,
         # none is made of whitespace alone, and the name is the whole text before the separator.
@@ -168,6 +179,10 @@ class WholeTextReader:
         alone, and a span per delimiter and run is much of the work on short text)."""
         if not self.usable:
             return None
+        if self._cut_heads:
+            window = text[-self._cut_reach :]
+            if any(window[token.start() :] in self._cut_heads for token in TOKEN_SHAPE.finditer(window)):
+                return None
         kept: list[Span] | None = [] if spans else None
         if not prefill:
             return self._read(text, text, 0, tools, kept, prefill_first=False)

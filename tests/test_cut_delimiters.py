@@ -1,0 +1,71 @@
+"""A completion that ends inside a delimiter: a whole special token, then the start of what must
+follow it (a server's token limit reached inside gpt-oss's ``<|channel|>final<|message|>``).
+
+The held text is neither content nor a delimiter: it is an unparsed span with an
+``unclosed_delimiter`` diagnostic, and the finish is ``length``. Text that only looks like the
+start of a delimiter (``<tool_ca``: a model writes ``<tool_call>`` as one token) stays text.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from parsing_support import parse_both
+
+import chatcodec
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "fuzz"))
+import run as fuzz_run  # noqa: E402 - the fuzz harness's templates
+
+HARMONY_REASONING = "<|channel|>analysis<|message|>Think.<|end|><|start|>assistant"
+
+
+@pytest.fixture(scope="module")
+def gpt_oss() -> tuple[chatcodec.Codec, str]:
+    codec = fuzz_run.load("harmony")
+    return codec, codec.render([{"role": "user", "content": "hi"}], add_generation_prompt=True)
+
+
+@pytest.mark.parametrize(
+    ("completion", "reasoning"),
+    [
+        (HARMONY_REASONING + "<|channel|>fin", "Think."),
+        (HARMONY_REASONING + "<|channel|>", "Think."),
+        ("<|channel|>analy", None),
+        ("<|channel|>analysis", None),
+    ],
+)
+def test_gpt_oss_text_cut_inside_a_header_is_no_content(gpt_oss: tuple[chatcodec.Codec, str], completion: str, reasoning: str | None) -> None:
+    codec, prompt = gpt_oss
+    result = parse_both(codec, completion, prompt=prompt)
+    assert not result.message.content
+    assert result.message.reasoning_content == reasoning
+    assert result.finish_reason == "length"
+    assert [d.kind for d in result.diagnostics] == ["unclosed_delimiter"]
+    cut = completion.rindex("<|channel|>")
+    assert result.diagnostics[0].position == cut
+    assert [(span.kind, result.span_text(span)) for span in result.spans][-1] == ("unparsed", completion[cut:])
+    assert codec.parse(completion, prompt).content == result.message.content
+    with pytest.raises(chatcodec.ParseError) as raised:
+        codec.parse(completion, prompt, strict=True)
+    assert raised.value.kind == "unclosed_delimiter"
+
+
+def test_deepseek_text_cut_inside_a_calls_opening_is_cut_short() -> None:
+    codec = chatcodec.load("deepseek", family="deepseek_v3")
+    # `<｜tool▁call▁begin｜>` is one token; the call's opening goes on with "function<｜tool▁sep｜>".
+    text = "Let me look.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>func"
+    result = parse_both(codec, text, reasoning=False)
+    assert result.message.content == "Let me look.<｜tool▁calls▁begin｜>"
+    assert result.finish_reason == "length"
+    assert [d.kind for d in result.diagnostics] == ["unclosed_tool_call", "unclosed_delimiter"]
+
+
+@pytest.mark.parametrize(("family", "text"), [("qwen3", "Use <tool_ca"), ("deepseek", "Hi<｜tool▁ca")])
+def test_text_that_only_looks_like_a_cut_delimiter_stays_text(family: str, text: str) -> None:
+    # No whole token begins it: a model writes `<tool_call>` and `<｜tool▁calls▁begin｜>` as one.
+    result = parse_both(chatcodec.load(family), text, reasoning=False)
+    assert result.message.content == text
+    assert result.finish_reason == "stop" and result.diagnostics == []
