@@ -156,6 +156,8 @@ class WholeTextReader:
             if spelling[:end] not in spellings  # (a whole delimiter that begins a longer one)
         )
         self._cut_reach = max(map(len, self._cut_heads), default=0)
+        # (The tokens they begin with, each looked for in the text's tail with ``str.rfind``.)
+        self._cut_tokens = tuple(sorted({match.group() for head in self._cut_heads if (match := TOKEN_SHAPE.match(head))}))
         # A call whose parts stand exactly where the last one's did is read by its shape (see
         # ``_call_by_shape``): where no delimiter can begin inside JSON but within a string,
         # none is made of whitespace alone, and the name is the whole text before the separator.
@@ -179,10 +181,8 @@ class WholeTextReader:
         alone, and a span per delimiter and run is much of the work on short text)."""
         if not self.usable:
             return None
-        if self._cut_heads:
-            window = text[-self._cut_reach :]
-            if any(window[token.start() :] in self._cut_heads for token in TOKEN_SHAPE.finditer(window)):
-                return None
+        if self._cut_tokens and self._ends_inside_a_delimiter(text):
+            return None
         kept: list[Span] | None = [] if spans else None
         if not prefill:
             return self._read(text, text, 0, tools, kept, prefill_first=False)
@@ -204,6 +204,19 @@ class WholeTextReader:
         if read is not _JOIN:
             return read  # type: ignore[no-any-return]
         return self._read(prefill + text, text, len(prefill), tools, [] if spans else None, prefill_first=False)
+
+    def _ends_inside_a_delimiter(self, text: str) -> bool:
+        """Does ``text`` end with a whole special token and then the start of what a delimiter
+        spells after it (``<|channel|>fin``)? Then the general way reads it."""
+        floor = max(0, len(text) - self._cut_reach)
+        heads = self._cut_heads
+        for token in self._cut_tokens:
+            at = text.rfind(token, floor)
+            while at >= 0:
+                if text[at:] in heads:
+                    return True
+                at = text.rfind(token, floor, at)
+        return False
 
     def _read(
         self,
