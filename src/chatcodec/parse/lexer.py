@@ -339,10 +339,8 @@ class DelimiterMatcher:
     def _accepted_head_in(self, text: str, low: int, high: int, end: int) -> int | None:
         """The first position in ``low:high`` from which all of ``text[:end]`` is the
         beginning of an accepted spelling, if any."""
-        heads, long = self._accepted_heads, self._accepted_long
         for at in range(max(low, end - self._longest + 1), high):
-            tail = text[at:end]
-            if tail in heads or any(len(s) > len(tail) and s.startswith(tail) for s in long):
+            if self.begins_accepted(text[at:end]):
                 return at
         return None
 
