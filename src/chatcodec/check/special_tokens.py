@@ -22,7 +22,7 @@ from chatcodec.errors import InvalidMessageError
 OnSpecialTokens = Literal["report", "error", "ignore"]
 
 # The shapes special tokens come in: <|im_start|>, <｜User｜>, [INST], <|turn>, <channel|>.
-_TOKEN_SHAPE = re.compile(
+TOKEN_SHAPE = re.compile(
     r"<\|[^|<>\s]{1,40}\|>|<｜[^｜<>]{1,40}｜>|\[/?[A-Z][A-Z_]{1,30}\]|<\|[^|<>\s]{1,40}>|<[^|<>\s]{1,40}\|>"
 )
 
@@ -84,7 +84,7 @@ def template_tokens(source: str, special_tokens: tuple[str, ...]) -> TokenPatter
         for node in tree.find_all((jinja2.nodes.Const, jinja2.nodes.TemplateData)):
             value = node.value if isinstance(node, jinja2.nodes.Const) else getattr(node, "data", None)
             if isinstance(value, str):
-                tokens.update(_TOKEN_SHAPE.findall(value))
+                tokens.update(TOKEN_SHAPE.findall(value))
     if not tokens:
         return None
     regex = re.compile("|".join(re.escape(token) for token in sorted(tokens, key=len, reverse=True)))

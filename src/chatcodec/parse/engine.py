@@ -13,8 +13,9 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from chatcodec.check.special_tokens import TOKEN_SHAPE
 from chatcodec.errors import GrammarError
-from chatcodec.parse.grammar import JSON_READ, JSON_SHAPES, TOKEN_SHAPE, FamilyGrammar, StateInfo
+from chatcodec.parse.grammar import JSON_READ, JSON_SHAPES, FamilyGrammar, StateInfo
 from chatcodec.parse.json_scan import JsonWalk
 from chatcodec.parse.lexer import Found
 

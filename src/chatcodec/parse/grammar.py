@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from chatcodec.check.special_tokens import TOKEN_SHAPE
 from chatcodec.parse.json_scan import Shape
 from chatcodec.parse.lalr import LalrStepper, LalrTable, LarkGrammarError, PatternRE, PatternStr
 from chatcodec.parse.lexer import LONG_SPELLING, DelimiterMatcher, GrammarError, spellings_of_pattern
@@ -39,10 +40,6 @@ def _telling(spelling: str) -> bool:
     not write and which would be looked for at every character that could begin it."""
     bare = "".join(spelling.split())
     return bool(bare) and (len(bare) > 2 or any(char.isalnum() for char in bare)) and len(spelling) <= LONG_SPELLING
-
-
-# The shapes a special token is written in: <|eot_id|>, <｜end▁of▁sentence｜>, <turn|>, [/INST].
-TOKEN_SHAPE = re.compile(r"<\|[^|<>\s]{1,40}\|>|<｜[^｜<>]{1,40}｜>|<[^|<>\s]{1,40}\|>|\[/?[A-Z][A-Z_]{1,30}\]")
 
 
 class FamilyGrammar:

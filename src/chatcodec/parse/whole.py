@@ -24,10 +24,11 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 
+from chatcodec.check.special_tokens import TOKEN_SHAPE
 from chatcodec.events import FinishReason
 from chatcodec.formats.base import Format
 from chatcodec.messages import ToolCall, assembled_call, assembled_message, new_tool_call_id
-from chatcodec.parse.grammar import TOKEN_SHAPE, FamilyGrammar
+from chatcodec.parse.grammar import FamilyGrammar
 from chatcodec.parse.json_scan import STRICT_DECODER, is_json_object
 from chatcodec.parse.readers import ARGUMENT_KEYS, NOT_A_NAME
 from chatcodec.parse.spans import Span
