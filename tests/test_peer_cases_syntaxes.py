@@ -497,6 +497,49 @@ def test_gpt_oss_messages_before_the_answer(
     assert not result.diagnostics
 
 
+# SGLang's GptOssDetector tests (test_reasoning_parser.py, analysis then final) and its harmony
+# parser: the analysis message's <|end|> and then the next message's channel, with the header
+# <|start|>assistant left out, or its role. The reasoning ends at the message's end.
+@pytest.mark.parametrize("template", GPT_OSS)
+@pytest.mark.parametrize("between", ["<|end|>", "<|end|><|start|>"])
+@pytest.mark.parametrize(
+    ("after", "content", "expected", "finish"),
+    [
+        ("<|channel|>final<|message|>the answer<|end|>", "the answer", [], "stop"),
+        ("<|channel|>final <|constrain|>json<|message|>{}<|return|>", "{}", [], "stop"),
+        (
+            "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>" + SEARCH + "<|call|>",
+            None,
+            [("get_weather", {"query": "x"})],
+            "tool_calls",
+        ),
+        (
+            "<|channel|>commentary<|message|>Let me check.<|end|><|channel|>commentary to=functions.f<|message|>{}<|call|>",
+            "Let me check.",
+            [("f", {})],
+            "tool_calls",
+        ),
+    ],
+    ids=["final", "final-json", "call", "preamble-then-call"],
+)
+def test_gpt_oss_next_message_without_its_header(
+    template: str, between: str, after: str, content: str | None, expected: list[tuple[str, Any]], finish: str
+) -> None:
+    result = parse_both(template, "<|channel|>analysis<|message|>thinking hard" + between + after, tools=TOOLS)
+    assert (result.message.reasoning_content, result.message.content) == ("thinking hard", content)
+    assert calls(result) == expected
+    assert result.finish_reason == finish and not result.diagnostics
+
+
+@pytest.mark.parametrize("template", GPT_OSS)
+def test_gpt_oss_reasoning_ended_by_its_message_end(template: str) -> None:
+    # The analysis message is whole, and nothing follows it (a server that stops at <|end|>):
+    # as after any closed reasoning block, the answer is empty.
+    result = parse_both(template, "<|channel|>analysis<|message|>thinking<|end|>")
+    assert (result.message.reasoning_content, result.message.content) == ("thinking", "")
+    assert result.finish_reason == "stop" and not result.diagnostics
+
+
 # SGLang's HarmonyChatParser tests (test_reasoning_then_tool_then_final,
 # test_recipient_before_channel_at_every_token_split, test_legacy_header_fallback): a call
 # addressed before its channel (analysis or commentary, with or without the space a prompt

@@ -152,7 +152,10 @@ def find_reasoning(probes: Probes, framing: Framing) -> ReasoningSyntax | None:
                 opening = _opening_line(framing)
             if _tag_like(opening) and _tag_like(closing) or opening and _marker_like(closing):
                 after = len(closing_raw) - len(closing_raw.rstrip("\n"))
-                return ReasoningSyntax.from_tags(opening, closing, newlines_after_close=max(2, after))
+                found = ReasoningSyntax.from_tags(opening, closing, newlines_after_close=max(2, after))
+                if closing.endswith(header) and closing != header:
+                    found = found.with_closings(_header_left_out(closing, header))
+                return found
     for prefill, _ in framing.prefills:
         empty_block = _empty_block(prefill)
         if empty_block is not None:
@@ -241,6 +244,17 @@ def _opening_line(framing: Framing) -> str:
         if not keywords and line and "\n" not in line and len(line) <= 60:
             return line
     return ""
+
+
+def _header_left_out(closing: str, header: str) -> tuple[str, ...]:
+    """A closing that ends the reasoning's message and opens the answer's with the assistant
+    header (harmony's ``<|end|><|start|>assistant``), as models and peers' tests also write
+    it: with a newline between the two, without the header's role (``<|end|><|start|>``), or
+    without the header, the message's end alone, the answer's channel following it."""
+    end = closing[: -len(header)]
+    token = _TOKEN.match(header)
+    without_role = [end + token.group()] if token is not None and token.end() < len(header) else []
+    return (end + "\n" + header, *without_role, end)
 
 
 def _tag_like(text: str) -> bool:

@@ -8,7 +8,7 @@ A format is a turn framing plus one ``ReasoningSyntax`` (or none) plus one ``Cal
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from chatcodec.formats.framing import terminal
 from chatcodec.resources import grammar_text
@@ -36,6 +36,12 @@ class ReasoningSyntax:
                 terminal("THINK_CLOSE", self.close_spellings),
             ]
         )
+
+    def with_closings(self, closings: tuple[str, ...]) -> ReasoningSyntax:
+        """The same tags, also closed by each of ``closings`` (written as is, with no whitespace
+        around: shorter spellings the template never writes but models do)."""
+        extra = tuple(spelling for spelling in closings if spelling not in self.close_spellings)
+        return replace(self, close_spellings=self.close_spellings + extra)
 
     @classmethod
     def from_phrases(cls, opening: tuple[str, ...], closing: tuple[str, ...]) -> ReasoningSyntax:

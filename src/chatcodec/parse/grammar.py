@@ -24,6 +24,10 @@ JSON_SHAPES: dict[str, Shape] = {
 # Readers take the members of these; the others are only scanned for their strings.
 JSON_READ = frozenset(JSON_SHAPES) - {"TOOL_DEFINITION"}
 START_SYMBOLS = ("completion", "completion_unprompted", "transcript")
+# Delimiters that may be spelled alike, the first taken where a state accepts both: a reasoning
+# block that is a message of its own ends with the message's end (harmony's ``<|end|>``, with
+# the next message's header left out), and it is the turn's end only where no reasoning is open.
+SHARED_SPELLINGS: tuple[tuple[str, str], ...] = (("THINK_CLOSE", "END"),)
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,7 @@ class FamilyGrammar:
         except LarkGrammarError as exc:
             raise GrammarError(f"grammar {name!r} is not LALR: {exc}") from None
         self.spellings: dict[str, str] = {}  # spelling -> delimiter terminal
+        self._preferred: dict[str, str] = {}  # a shared spelling -> the delimiter it is first
         terminals = {t.name: t for table in self.tables.values() for t in table.terminals}
         for terminal in terminals.values():
             pattern = terminal.pattern
@@ -72,8 +77,15 @@ class FamilyGrammar:
                 if not spelling:
                     raise GrammarError(f"delimiter {terminal.name} can be empty")
                 previous = self.spellings.setdefault(spelling, terminal.name)
-                if previous != terminal.name:
+                if previous == terminal.name:
+                    continue
+                pair = next((p for p in SHARED_SPELLINGS if {previous, terminal.name} == set(p)), None)
+                if pair is None:
                     raise GrammarError(f"{spelling!r} spells both {previous} and {terminal.name}")
+                # The spelling is the other delimiter's (what its shortest spelling is, what a
+                # rendered transcript's turn ends), and the preferred one's where a state takes it.
+                self.spellings[spelling] = pair[1]
+                self._preferred[spelling] = pair[0]
         self.delimiters = frozenset(self.spellings.values())
         # Outside its strings, JSON text is made of these characters only (NaN and Infinity
         # being Python's extensions). If no delimiter begins with one (whitespace aside), none
@@ -116,13 +128,18 @@ class FamilyGrammar:
 
     def _build_state(self, actions: dict[str, object]) -> StateInfo:
         accepted = {s: t for s, t in self.spellings.items() if t in actions}
+        accepted.update({s: t for s, t in self._preferred.items() if t in actions})
         # A spelling the state rejects is still worth reporting as stray, unless it is ordinary
         # text everywhere else: whitespace, or a bracket or two of punctuation (a separator
         # ", ", a bare "{" that opens Llama's calls, Qwen3-Coder's ">"), which would also be
         # looked at at every occurrence inside JSON.
         # Spellings that begin with whitespace are left out too (their bare form is looked for):
         # otherwise every delta that ends in a space or a newline is held back.
-        others = {s: t for s, t in self.spellings.items() if t not in actions and _telling(s) and s[:1] not in " \n\t\r"}
+        others = {
+            s: t
+            for s, t in self.spellings.items()
+            if s not in accepted and _telling(s) and s[:1] not in " \n\t\r"
+        }
         free = [t for t in actions if t.isupper() and t not in self.delimiters and not t.startswith("$")]
         if len(free) > 1:
             raise GrammarError(f"grammar {self.name!r}: a state accepts two kinds of free text: {sorted(free)}")
