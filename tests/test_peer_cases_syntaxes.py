@@ -1480,6 +1480,10 @@ MUSE_NEXT = "<|eom|><|start|>assistant"
          [("get_weather", {"city": "Paris"})], None, "Let me check."),
         (" to=get_weather<|message|>" + _atem("get_weather", city='line1\nline2\n"quoted"\n'),
          [("get_weather", {"city": 'line1\nline2\n"quoted"\n'})], None, None),
+        # SGLang test_muse_glimmer_detector.py (whitespace before the header): a newline
+        # between the reasoning message's end and the next message's header.
+        (" to=self<|message|>r<|eom|>\n<|start|>assistant to=get_weather<|message|>" + _atem("get_weather", city="Paris"),
+         [("get_weather", {"city": "Paris"})], "r", None),
     ],
 )
 def test_muse_messages_to_a_tool_are_calls(
