@@ -366,3 +366,50 @@ def test_a_tool_definition_python_cannot_decode_is_a_diagnostic() -> None:
     assert [d.kind for d in transcript.diagnostics] == ["malformed_tool_definition"]
     assert "cannot be decoded" in transcript.diagnostics[0].message
     assert [m.content for m in transcript.messages] == ["hi"]
+
+
+# Templates that write tool definitions in a form of their own, only when there are tools
+# (TypeScript, XML, Gemma 4's notation, Python signatures): the block is found by rendering one
+# tool and two, and read as the template's text, so that it is no system message.
+OWN_FORM = [
+    "Qwen-Qwen3-Coder",
+    "NVIDIA-Nemotron-3-Nano-30B-A3B",
+    "OpenAI-gpt-oss-120b",
+    "Google-gemma-4-31B-it",
+    "SberDevices-GigaChat3-10B-A1.8B",
+    "OpenBMB-MiniCPM3-4B",
+]
+AWKWARD_TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            # Text that is no JSON and looks like the block's own delimiters.
+            "description": 'Say "hi <tool_call> {[ \\ `x` </tools> } // namespace functions',
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string", "description": "a \"quoted' city"}},
+                "required": ["city"],
+            },
+        },
+    },
+    {"type": "function", "function": {"name": "noargs", "description": "None.", "parameters": {"type": "object", "properties": {}}}},
+]
+
+
+@pytest.mark.parametrize("template", OWN_FORM)
+@pytest.mark.parametrize("system", [True, False], ids=["system", "no-system"])
+def test_tool_definitions_in_a_form_of_the_templates_own(template: str, system: bool) -> None:
+    from template_corpus import CORPUS, special_tokens
+
+    path = CORPUS / f"{template}.jinja"
+    codec = chatcodec.load(path, special_tokens=special_tokens(path))
+    messages = [{"role": "system", "content": "Be brief."}] if system else []
+    messages += [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}, {"role": "user", "content": "again"}]
+    text = codec.render(messages, tools=AWKWARD_TOOLS)
+    transcript = codec.parse_transcript(text)
+    assert [(m.role, m.content) for m in transcript.messages] == [(m["role"], m["content"]) for m in messages]
+    assert [d.kind for d in transcript.diagnostics] == ["tools_not_readable"]
+    assert transcript.reassemble() == text
+    report = codec.roundtrip(messages, tools=AWKWARD_TOOLS)
+    assert report.text_survived and [loss.kind for loss in report.losses] == ["tools_not_read"]

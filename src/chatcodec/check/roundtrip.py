@@ -31,6 +31,7 @@ LOSS_KINDS = (
     "name_not_rendered",
     "field_not_rendered",
     "tools_not_rendered",
+    "tools_not_read",
     "tools_changed",
 )
 
@@ -169,6 +170,10 @@ def compare(
             )
     if tools and transcript.tools is None:
         losses.append(Loss("tools_not_rendered", "tools not rendered by this template", field="tools"))
+    elif tools and any(d.kind == "tools_not_readable" for d in transcript.diagnostics):
+        losses.append(
+            Loss("tools_not_read", "the template writes tool definitions in a form of its own, not read back", field="tools")
+        )
     elif tools and transcript.tools is not None and [_plain(t) for t in tools] != transcript.tools:
         losses.append(Loss("tools_changed", "tool definitions do not come back unchanged", field="tools"))
     return losses

@@ -44,7 +44,7 @@ def describe(template_name: str, found: Format, render: Render, template_source:
                 "separator": block.separator,
                 "end": block.end,
                 "end_without_system_prompt": block.end_alone,
-                "notation": block.notation,
+                "notation": block.notation if block.wraps_function is not None else None,
                 "definitions": "function only"
                 if block.wraps_function
                 else "whole tool"

@@ -532,7 +532,7 @@ def _with_tools_block(probes: Probes, framing: Framing) -> Framing:
     if placement is None:
         return framing
     empty_list_written = probes.base_tools == [] or probes.get(key + "+[]", messages, tools=[]) != plain
-    found = _definitions(block_text, plain, one, two, empty_list_written)
+    found = _definitions(block_text, plain, one, two, empty_list_written) or _own_form(block_text, plain, two)
     if found is None:
         return framing
     begin, end, separator, wraps_function, definition, notation = found
@@ -547,10 +547,18 @@ def _with_tools_block(probes: Probes, framing: Framing) -> Framing:
         k = at - (plain.index(SYSTEM) + len(SYSTEM))
         begin, end = system_footer[:k] + begin, end + system_footer[k:]
     end_alone = None
+    header_alone: tuple[str, str] | None = None
     leading = framing.system == "leading" and alone is not None and alone.startswith(framing.prefix)
     if placement in ("after", "before", "footer") and alone is not None and (header or leading) and definition in alone:
         start = alone.find(header) if header else len(framing.prefix)
         definition_at = alone.index(definition)
+        if header and not 0 <= start < definition_at:
+            # The header opens with a line of its own that only a system prompt brings
+            # (gpt-oss's "# Instructions"): without one, the turn has the header's tokens alone.
+            short = _header_tokens(header, alone[:definition_at])
+            if short:
+                header_alone = (header, short)
+                header, start = short, alone.rfind(short, 0, definition_at)
         if 0 <= start < definition_at:
             written = alone[start + len(header) : definition_at]
             begin_alone = written if written != begin else None
@@ -563,7 +571,21 @@ def _with_tools_block(probes: Probes, framing: Framing) -> Framing:
         return framing
     block = ToolsBlock(begin, separator, end, wraps_function, begin_alone, placement, notation, end_alone)  # type: ignore[arg-type]
     variants = _delimiter_variants(framing, plain, [ins for ins in insertions if ins is not holding[0]])
+    if header_alone is not None:
+        variants += (header_alone,)
     return _replace(framing, tools_block=block, tools_variants=variants)
+
+
+def _header_tokens(header: str, text: str) -> str:
+    """The longest head of ``header`` that ends with one of its special tokens (the second or a
+    later one: ``<|start|>developer<|message|>``) and that ``text`` holds, or ""."""
+    tokens = list(_TOKEN.finditer(header))
+    if not tokens or tokens[0].start() != 0:
+        return ""
+    for match in reversed(tokens[1:]):
+        if header[: match.end()] in text:
+            return header[: match.end()]
+    return ""
 
 
 def _placement(plain: str, at: int, framing: Framing) -> str | None:
@@ -604,8 +626,12 @@ def _delimiter_variants(framing: Framing, plain: str, insertions: list[tuple[int
             if not field or not context:
                 continue
             index = field.find(context + after) if after else -1
-            if index < 0 and field.endswith(context):
-                index = len(field) - len(context)
+            if index < 0:
+                # The field may end before ``after`` does (gpt-oss's tools line, inserted just
+                # before the end of the text ahead of the first turn).
+                index = field.rfind(context)
+                if index >= 0 and not after.startswith(field[index + len(context) :]):
+                    index = -1
             if index < 0:
                 continue
             cut = index + len(context)
@@ -638,6 +664,58 @@ def _definitions(
     if at < 0 or grown < 0:
         return None
     return "", "", two[at : at + grown], None, block_text, "json"
+
+
+# What a rendered definition of the probe tool tells of it: its name, its description, its
+# parameter.
+_PROBE_MARKS = (PROBE_TOOL, "Probe " + PROBE_TOOL, "cc_arg")
+
+
+def _own_form(block_text: str, plain: str, two: str) -> tuple[str, str, str, bool | None, str, str] | None:
+    """A block a template writes only when there are tools, each definition in a form of its
+    own (gpt-oss's TypeScript declarations, Qwen3-Coder's XML, Gemma 4's notation). Its
+    opening and closing are the text around the tool's definition, cut at a line's start or at
+    a special token, and the block with a second tool must be that opening, the definition, a
+    separator, the second tool's definition (the same but for its name) and that closing; a
+    cut that needs no separator is taken first. The definitions are kept as text, not read
+    (``wraps_function`` None)."""
+    marks = [(block_text.find(mark), block_text.rfind(mark) + len(mark)) for mark in _PROBE_MARKS if mark in block_text]
+    holding = [text for _, text in _insertions(plain, two) or [] if PROBE_TOOL in text]
+    if not marks or len(holding) != 1:
+        return None
+    longer = holding[0]
+    first = min(at for at, _ in marks)
+    last = max(end for _, end in marks)
+    found: list[tuple[str, str, str, str]] = []
+    for begin_at, end_at in _own_form_cuts(block_text, first, last):
+        begin, definition, end = block_text[:begin_at], block_text[begin_at:end_at], block_text[end_at:]
+        second = definition.replace(PROBE_TOOL, PROBE_TOOL_2)
+        if not begin.strip(WHITESPACE) or not end.strip(WHITESPACE) or len(longer) < len(block_text) + len(second):
+            continue
+        if longer.startswith(begin + definition) and longer.endswith(second + end):
+            separator = longer[begin_at + len(definition) : len(longer) - len(second) - len(end)]
+            if not separator:
+                return begin, end, separator, None, definition, "json"
+            found.append((begin, end, separator, definition))
+    if not found:
+        return None
+    begin, end, separator, definition = found[0]
+    return begin, end, separator, None, definition, "json"
+
+
+def _own_form_cuts(text: str, first: int, last: int) -> list[tuple[int, int]]:
+    """Where a block's opening may end (before ``first``) and its closing begin (after
+    ``last``): at the start of a line, else at a special token; the longest opening and the
+    shortest closing first."""
+    lines = [match.end() for match in re.finditer("\n", text)]
+    tokens = list(_TOKEN.finditer(text))
+    cuts: list[tuple[int, int]] = []
+    for starts, ends in (
+        ([at for at in lines if at <= first], [at for at in lines if at >= last]),
+        ([m.end() for m in tokens if m.end() <= first], [m.start() for m in tokens if m.start() >= last]),
+    ):
+        cuts += [(begin_at, end_at) for begin_at in reversed(starts) for end_at in reversed(ends)]
+    return cuts
 
 
 def _list_item_json(tool: dict[str, Any], wraps_function: bool, indent: int) -> str:

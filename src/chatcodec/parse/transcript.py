@@ -275,9 +275,10 @@ class TranscriptReader:
         if not raw:
             return
         if self.family.framing.tools_wrap_function is None:
-            self._diagnose(
-                "tools_not_readable", 0, "the template writes tool definitions in a form of its own, not as JSON"
-            )
+            if not any(d.kind == "tools_not_readable" for d in self.diagnostics):  # (once, not per tool)
+                self._diagnose(
+                    "tools_not_readable", 0, "the template writes tool definitions in a form of its own, not as JSON"
+                )
             return
         if self.family.framing.tools_notation == "python":
             try:
