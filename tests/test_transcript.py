@@ -413,3 +413,23 @@ def test_tool_definitions_in_a_form_of_the_templates_own(template: str, system: 
     assert transcript.reassemble() == text
     report = codec.roundtrip(messages, tools=AWKWARD_TOOLS)
     assert report.text_survived and [loss.kind for loss in report.losses] == ["tools_not_read"]
+
+
+# Mistral 7B v0.3 and Nemo write [AVAILABLE_TOOLS] before the last user turn, after every turn
+# before it: the block is a turn of its own wherever it stands, and the definitions are read.
+@pytest.mark.parametrize(
+    "template", ["Mistral-7B-Instruct-v0.3-jsonschema", "Mistral-Nemo-Instruct-2407", "CISCai-Mistral-7B-Instruct-v0.3-SOTA-GGUF"]
+)
+def test_tools_before_the_last_user_turn_are_read(template: str) -> None:
+    from template_corpus import CORPUS, special_tokens
+
+    path = CORPUS / f"{template}.jinja"
+    codec = chatcodec.load(path, special_tokens=special_tokens(path))
+    messages = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}, {"role": "user", "content": "again"}]
+    text = codec.render(messages, tools=TOOLS)
+    assert text.index("[AVAILABLE_TOOLS]") > text.index("yo")
+    transcript = codec.parse_transcript(text)
+    assert [(m.role, m.content) for m in transcript.messages] == [(m["role"], m["content"]) for m in messages]
+    assert transcript.diagnostics == [] and transcript.reassemble() == text
+    names = [tool["function"]["name"] if "function" in tool else tool["name"] for tool in transcript.tools or []]
+    assert names == ["get_weather", "search"]

@@ -510,7 +510,7 @@ def _with_tools_block(probes: Probes, framing: Framing) -> Framing:
     its own, or in the text before the first turn. Text the template adds elsewhere when there
     are tools (Llama's "Environment: ipython" in the system header) becomes another spelling of
     the delimiter it lands in."""
-    if framing.system not in ("turn", "none", "leading"):
+    if framing.system not in ("turn", "none", "leading", "merged"):
         return framing
     with_system = framing.system in ("turn", "leading")
     messages = [{"role": "system", "content": SYSTEM}, _user()] if with_system else [_user()]
@@ -527,7 +527,7 @@ def _with_tools_block(probes: Probes, framing: Framing) -> Framing:
     holding = [ins for ins in insertions if PROBE_TOOL in ins[1]]
     if len(holding) != 1:
         return framing
-    at, block_text = holding[0]
+    at, block_text = _past_prefix(plain, *holding[0], framing)
     placement = _placement(plain, at, framing)
     if placement is None:
         return framing
@@ -588,6 +588,18 @@ def _header_tokens(header: str, text: str) -> str:
     return ""
 
 
+def _past_prefix(plain: str, at: int, inserted: str, framing: Framing) -> tuple[int, str]:
+    """An insertion in the whitespace that ends the text before the first turn, where no system
+    turn follows, slid to just after that text: a block there may stand between any two turns
+    (Mistral 7B v0.3's ``<s> [AVAILABLE_TOOLS]``)."""
+    end = len(framing.prefix)
+    if framing.system not in ("merged", "none") or not plain.startswith(framing.prefix) or framing.prefix[at:].strip(WHITESPACE):
+        return at, inserted
+    while at < end and inserted and plain[at] == inserted[0]:
+        at, inserted = at + 1, inserted[1:] + plain[at]
+    return at, inserted
+
+
 def _placement(plain: str, at: int, framing: Framing) -> str | None:
     """Where an insertion at ``at`` of a render sits in the framing, if it is a place a block
     can go."""
@@ -601,6 +613,10 @@ def _placement(plain: str, at: int, framing: Framing) -> str | None:
         if content_end < at < content_end + len(framing.footers.get("system", "")):
             return "footer"
     if framing.prefix and at <= len(framing.prefix) and plain.startswith(framing.prefix):
+        # Right after the text before the first turn and before a header, a block may stand
+        # between any two turns (Mistral Nemo writes it before the last user turn).
+        if at == len(framing.prefix) and framing.system in ("merged", "none") and plain.startswith(framing.headers.get("user") or "\0", at):
+            return "turn"
         return "prefix"
     user_at = plain.find(USER)
     if at == user_at and framing.headers.get("user"):
