@@ -497,6 +497,27 @@ def test_gpt_oss_messages_before_the_answer(
     assert not result.diagnostics
 
 
+# SGLang test_lfm2_detector.py (json_simple, json_multiple_calls, json_parameters_key): LFM2's
+# llama.cpp template writes one JSON object per block, and models also write a JSON list of
+# them in one block. Both are calls; the list says it is not the template's form.
+@pytest.mark.parametrize(
+    ("body", "expected", "kinds"),
+    [
+        ('{"name": "get_weather", "arguments": {"city": "Berlin"}}', [("get_weather", {"city": "Berlin"})], []),
+        ('[{"name": "get_weather", "arguments": {"city": "Berlin"}}]', [("get_weather", {"city": "Berlin"})], ["noncanonical"]),
+        (
+            '[{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "search", "parameters": {"query": "hotels"}}]',
+            [("get_weather", {"city": "Paris"}), ("search", {"query": "hotels"})],
+            ["noncanonical"],
+        ),
+    ],
+)
+def test_lfm2_json_calls_as_an_object_or_a_list(body: str, expected: list[tuple[str, Any]], kinds: list[str]) -> None:
+    result = parse_both("LiquidAI-LFM2-8B-A1B-llamacpp-first", "Checking. <|tool_call_start|>" + body + "<|tool_call_end|>")
+    assert calls(result) == expected and result.message.content == "Checking. "
+    assert [d.kind for d in result.diagnostics] == kinds and result.finish_reason == "tool_calls"
+
+
 # SGLang's GptOssDetector tests (test_reasoning_parser.py, analysis then final) and its harmony
 # parser: the analysis message's <|end|> and then the next message's channel, with the header
 # <|start|>assistant left out, or its role. The reasoning ends at the message's end.

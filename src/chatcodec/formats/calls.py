@@ -152,8 +152,8 @@ DEEPSEEK_V3 = CallSyntax(
 
 LFM2_JSON = CallSyntax(
     name="lfm2_json",
-    piece="object_in_tags",
-    reader="json_object",
+    piece="object_or_list_in_tags",
+    reader="json_object_or_list",
     description='<|tool_call_start|>{"name": …, "arguments": {…}}<|tool_call_end|>',
     spellings=spelled(
         ("CALL_OPEN", around("<|tool_call_start|>", before="\n", after="\n")),

@@ -65,7 +65,7 @@ def _structural(spelling: str) -> bool:
 
 _NESTED = ("container", "string")  # value modes scanned for quotes and brackets
 
-Shape = Literal["object", "object_opened", "array", "array_opened", "value"]
+Shape = Literal["object", "object_opened", "array", "array_opened", "value", "object_or_array"]
 
 
 class ValueScanner:
@@ -477,7 +477,10 @@ class JsonWalk:
                 if self.shape == "value":
                     self._start_value()
                     continue
-                expected = "{" if self.shape == "object" else "["
+                if self.shape == "object_or_array" and char in "{[":
+                    # One call's object, or a list of them: the first character tells.
+                    self.shape = "object" if char == "{" else "array"
+                expected = "{" if self.shape in ("object", "object_or_array") else "["
                 ok = char == expected
                 self.state = "member?" if self.shape == "object" else "element?"
             elif state == "element?":
@@ -618,8 +621,8 @@ class JsonWalk:
     def _fail(self, pos: int, text_start: int, state: str) -> None:
         expected = self._EXPECTED.get(state, "JSON")
         if state == "start":
-            expected = "'{'" if self.shape == "object" else "'['"
-            message = "a tool call must be a JSON object" if self.shape == "object" else f"expected {expected}"
+            expected = "'['" if self.shape == "array" else "'{'"
+            message = f"expected {expected}" if self.shape == "array" else "a tool call must be a JSON object"
         else:
             message = f"expected {expected}"
         if state == "after_element":

@@ -252,6 +252,31 @@ class JsonListReader(JsonObjectReader):
         return False  # the members belong to the list's last element, not to the block
 
 
+class JsonObjectOrListReader(JsonListReader):
+    """One call's object or a list of call objects in one block, as the body's first character
+    tells (LFM2's tags hold the object its template writes, and models also write a list: a
+    ``noncanonical`` diagnostic)."""
+
+    def text(self, call: ToolCallBlock, piece: Piece) -> None:
+        walk = piece.json
+        if walk is None or walk.shape != "array":
+            JsonObjectReader.text(self, call, piece)
+            return
+        if not call.state.get("listed"):
+            call.state["listed"] = True
+            self.calls.diagnose("noncanonical", call.start, "the calls are a JSON list in one block, not an object each")
+        super().text(call, piece)
+
+    def close(self, call: ToolCallBlock) -> None:
+        if call.walk is not None and call.walk.shape == "array":
+            super().close(call)
+
+    def arguments_as_written(self, call: ToolCallBlock, kind: str, key: str, walk: JsonWalk) -> bool:
+        if walk.shape == "array":
+            return False
+        return JsonObjectReader.arguments_as_written(self, call, kind, key, walk)
+
+
 def _after_the_value(call: ToolCallBlock, piece: Piece, walk: JsonWalk) -> None:
     """Keep the text of ``piece`` after the body's value (no part of the call: whitespace stays
     in it, other text goes to the content when it ends); else the walk's error is the call's."""
@@ -1507,6 +1532,7 @@ READERS: dict[str, type[CallReader]] = {
     "json_object": JsonObjectReader,
     "json_or_builtin": JsonOrBuiltinReader,
     "json_list": JsonListReader,
+    "json_object_or_list": JsonObjectOrListReader,
     "name_then_arguments": NameThenArgumentsReader,
     "xml_parameters": XmlParametersReader,
     "pythonic": PythonicReader,
