@@ -410,6 +410,9 @@ def test_tool_definitions_in_a_form_of_the_templates_own(template: str, system: 
     transcript = codec.parse_transcript(text)
     assert [(m.role, m.content) for m in transcript.messages] == [(m["role"], m["content"]) for m in messages]
     assert [d.kind for d in transcript.diagnostics] == ["tools_not_readable"]
+    # (Said where the definitions begin: the first tool's is there.)
+    position = transcript.diagnostics[0].position
+    assert position > 0 and "get_weather" in text[position : position + 200]
     assert transcript.reassemble() == text
     report = codec.roundtrip(messages, tools=AWKWARD_TOOLS)
     assert report.text_survived and [loss.kind for loss in report.losses] == ["tools_not_read"]

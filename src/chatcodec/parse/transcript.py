@@ -106,6 +106,7 @@ class TranscriptReader:
         self.unparsed: list[tuple[int, int]] = []
         self.tools: list[dict[str, Any]] | None = None
         self._tool_text: list[str] | None = None
+        self._tool_start = 0  # where the definition being read begins
         self._turn: _Turn | None = None
         self._last_role: str | None = None
         self._open_assistant: _Turn | None = None
@@ -194,6 +195,8 @@ class TranscriptReader:
         if kind == "TOOL_DEFINITION":
             if self._tool_text is None:
                 self._tool_text = []
+            if not self._tool_text:
+                self._tool_start = piece.start
             self._tool_text.append(piece.text)
             span = Span("tool_definition", piece.start, piece.end)
             _add_span(turn.parts if turn is not None else self.template, span)
@@ -277,23 +280,31 @@ class TranscriptReader:
         if self.family.framing.tools_wrap_function is None:
             if not any(d.kind == "tools_not_readable" for d in self.diagnostics):  # (once, not per tool)
                 self._diagnose(
-                    "tools_not_readable", 0, "the template writes tool definitions in a form of its own, not as JSON"
+                    "tools_not_readable",
+                    self._tool_start,
+                    "the template writes tool definitions in a form of its own, not as JSON",
                 )
             return
         if self.family.framing.tools_notation == "python":
             try:
                 tool = ast.literal_eval(raw)
             except (ValueError, SyntaxError, MemoryError, RecursionError) as exc:
-                self._diagnose("malformed_tool_definition", 0, f"a rendered tool definition is not a Python literal: {exc}")
+                self._diagnose(
+                    "malformed_tool_definition", self._tool_start, f"a rendered tool definition is not a Python literal: {exc}"
+                )
                 return
         else:
             try:
                 tool = json.loads(raw)
             except json.JSONDecodeError as exc:
-                self._diagnose("malformed_tool_definition", 0, f"a rendered tool definition is not JSON: {exc.msg}")
+                self._diagnose(
+                    "malformed_tool_definition", self._tool_start, f"a rendered tool definition is not JSON: {exc.msg}"
+                )
                 return
             except (ValueError, RecursionError) as exc:  # too deep, or an integer too long to convert
-                self._diagnose("malformed_tool_definition", 0, f"a rendered tool definition cannot be decoded: {exc}")
+                self._diagnose(
+                    "malformed_tool_definition", self._tool_start, f"a rendered tool definition cannot be decoded: {exc}"
+                )
                 return
         assert self.tools is not None
         if self.family.framing.tools_wrap_function:
@@ -321,6 +332,7 @@ class TranscriptReader:
             if not isinstance(tool, dict) or not text.startswith(separator, after):
                 break
             self._tool_text = [text[pos:after]]
+            self._tool_start = start + pos
             self._flush_tool()
             found.append(Span("tool_definition", start + pos, start + after))
             found.append(Span("delimiter", start + after, start + after + len(separator), "TOOL_SEPARATOR"))
