@@ -656,7 +656,7 @@ TOOL_ROUND_TRIP_GAPS = {
     "Muse-Glimmer": "writes a recipient (to=NAME) before every message and tool definitions of its own",
     "vLLM-Llama-4-pythonic": "writes its tool instructions as the system prompt, and a given system prompt otherwise",
     "Upstage-Solar-Open-100B": "writes each tool result under the call's id and name, which its header holds",
-    "SwissAI-Apertus-8B-Instruct": _TYPESCRIPT,
+    "SwissAI-Apertus-8B-Instruct": "writes the answer after a tool's result with neither a header nor an end, which is not read back",
     "ServiceNow-Apriel-1.5-15b-Thinker-unsloth": "without a system message it writes the tools block differently and adds a system turn",
 }
 

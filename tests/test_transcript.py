@@ -378,6 +378,8 @@ OWN_FORM = [
     "Google-gemma-4-31B-it",
     "SberDevices-GigaChat3-10B-A1.8B",
     "OpenBMB-MiniCPM3-4B",
+    # Its developer turn says "Tool Capabilities: disabled" without tools; the block stands there.
+    "SwissAI-Apertus-8B-Instruct",
 ]
 AWKWARD_TOOLS = [
     {

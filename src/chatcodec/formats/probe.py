@@ -520,7 +520,7 @@ def _with_tools_block(probes: Probes, framing: Framing) -> Framing:
     two = probes.get(key + "+tools", messages, tools=[probe_tool(PROBE_TOOL), probe_tool(PROBE_TOOL_2)])
     if plain is None or one is None or two is None:
         return framing
-    insertions = _insertions(plain, one)
+    insertions, replaced = _block_insertions(plain, one)
     if not insertions:
         return framing
     # The block is the insertion that names the tool; the others touch delimiters.
@@ -529,10 +529,13 @@ def _with_tools_block(probes: Probes, framing: Framing) -> Framing:
         return framing
     at, block_text = _past_prefix(plain, *holding[0], framing)
     placement = _placement(plain, at, framing)
-    if placement is None:
+    if placement is None or (replaced and placement != "footer"):
         return framing
     empty_list_written = probes.base_tools == [] or probes.get(key + "+[]", messages, tools=[]) != plain
-    found = _definitions(block_text, plain, one, two, empty_list_written) or _own_form(block_text, plain, two)
+    longer = [text for _, text in _block_insertions(plain, two)[0] if PROBE_TOOL in text]
+    found = _definitions(block_text, plain, one, two, empty_list_written) or (
+        _own_form(block_text, longer[0], bounded=placement == "footer") if len(longer) == 1 else None
+    )
     if found is None:
         return framing
     begin, end, separator, wraps_function, definition, notation = found
@@ -545,7 +548,7 @@ def _with_tools_block(probes: Probes, framing: Framing) -> Framing:
     elif placement == "footer":
         # Inside the system turn's footer: the block's end closes the turn.
         k = at - (plain.index(SYSTEM) + len(SYSTEM))
-        begin, end = system_footer[:k] + begin, end + system_footer[k:]
+        begin, end = system_footer[:k] + begin, end + system_footer[k + replaced :]
     end_alone = None
     header_alone: tuple[str, str] | None = None
     leading = framing.system == "leading" and alone is not None and alone.startswith(framing.prefix)
@@ -586,6 +589,22 @@ def _header_tokens(header: str, text: str) -> str:
         if header[: match.end()] in text:
             return header[: match.end()]
     return ""
+
+
+def _block_insertions(plain: str, rendered: str) -> tuple[list[tuple[int, str]], int]:
+    """What rendering with tools inserted into ``plain`` (see ``_insertions``), and how many
+    characters of it the block replaced: a template may write a short word where there are no
+    tools (Apertus's "Tool Capabilities: disabled"), which the block then stands for."""
+    insertions = _insertions(plain, rendered)
+    if insertions is not None:
+        return insertions, 0
+    prefix = len(_raw_common_prefix(plain, rendered))
+    suffix = len(_raw_common_prefix(plain[prefix:][::-1], rendered[prefix:][::-1]))
+    removed = plain[prefix : len(plain) - suffix]
+    inserted = rendered[prefix : len(rendered) - suffix]
+    if not removed.strip(WHITESPACE) or len(removed) > 16 or "\n" in removed or PROBE_TOOL not in inserted:
+        return [], 0
+    return [(prefix, inserted)], len(removed)
 
 
 def _past_prefix(plain: str, at: int, inserted: str, framing: Framing) -> tuple[int, str]:
@@ -687,26 +706,30 @@ def _definitions(
 _PROBE_MARKS = (PROBE_TOOL, "Probe " + PROBE_TOOL, "cc_arg")
 
 
-def _own_form(block_text: str, plain: str, two: str) -> tuple[str, str, str, bool | None, str, str] | None:
+def _own_form(block_text: str, longer: str, *, bounded: bool = False) -> tuple[str, str, str, bool | None, str, str] | None:
     """A block a template writes only when there are tools, each definition in a form of its
     own (gpt-oss's TypeScript declarations, Qwen3-Coder's XML, Gemma 4's notation). Its
     opening and closing are the text around the tool's definition, cut at a line's start or at
     a special token, and the block with a second tool must be that opening, the definition, a
     separator, the second tool's definition (the same but for its name) and that closing; a
-    cut that needs no separator is taken first. The definitions are kept as text, not read
-    (``wraps_function`` None)."""
+    cut that needs no separator is taken first. ``longer`` is the block with the second tool;
+    a ``bounded`` block (inside a turn's footer, which holds its opening and closing) may also
+    be all definitions. The definitions are kept as text, not read (``wraps_function`` None)."""
     marks = [(block_text.find(mark), block_text.rfind(mark) + len(mark)) for mark in _PROBE_MARKS if mark in block_text]
-    holding = [text for _, text in _insertions(plain, two) or [] if PROBE_TOOL in text]
-    if not marks or len(holding) != 1:
+    if not marks:
         return None
-    longer = holding[0]
     first = min(at for at, _ in marks)
     last = max(end for _, end in marks)
+    cuts = _own_form_cuts(block_text, first, last)
+    if bounded:
+        cuts += [(begin_at, len(block_text)) for begin_at, _ in dict.fromkeys(cuts)] + [(0, len(block_text))]
     found: list[tuple[str, str, str, str]] = []
-    for begin_at, end_at in _own_form_cuts(block_text, first, last):
+    for begin_at, end_at in cuts:
         begin, definition, end = block_text[:begin_at], block_text[begin_at:end_at], block_text[end_at:]
         second = definition.replace(PROBE_TOOL, PROBE_TOOL_2)
-        if not begin.strip(WHITESPACE) or not end.strip(WHITESPACE) or len(longer) < len(block_text) + len(second):
+        if not bounded and (not begin.strip(WHITESPACE) or not end.strip(WHITESPACE)):
+            continue
+        if len(longer) < len(block_text) + len(second):
             continue
         if longer.startswith(begin + definition) and longer.endswith(second + end):
             separator = longer[begin_at + len(definition) : len(longer) - len(second) - len(end)]
