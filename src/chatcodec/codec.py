@@ -386,11 +386,10 @@ class Codec:
         # Definitions in a form of the template's own are not read back (``tools_not_read``):
         # the text is rendered again with the tools given, which still tells whether the
         # messages survive and the block is the one those tools make.
-        unread = bool(validated_tools) and any(d.kind == "tools_not_readable" for d in transcript.diagnostics)
         try:
             rerendered = self.render(
                 transcript.messages,
-                tools=validated_tools if unread else transcript.tools,
+                tools=validated_tools if validated_tools and transcript.tools_unread else transcript.tools,
                 add_generation_prompt=transcript.add_generation_prompt,
                 on_special_tokens="ignore",
                 **rerender_kwargs,

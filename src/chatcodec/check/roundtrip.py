@@ -170,7 +170,7 @@ def compare(
             )
     if tools and transcript.tools is None:
         losses.append(Loss("tools_not_rendered", "tools not rendered by this template", field="tools"))
-    elif tools and any(d.kind == "tools_not_readable" for d in transcript.diagnostics):
+    elif tools and transcript.tools_unread:
         losses.append(
             Loss("tools_not_read", "the template writes tool definitions in a form of its own, not read back", field="tools")
         )

@@ -723,7 +723,7 @@ def _own_form(block_text: str, longer: str, *, bounded: bool = False) -> tuple[s
     cuts = _own_form_cuts(block_text, first, last)
     if bounded:
         cuts += [(begin_at, len(block_text)) for begin_at, _ in dict.fromkeys(cuts)] + [(0, len(block_text))]
-    found: list[tuple[str, str, str, str]] = []
+    found: tuple[str, str, str, bool | None, str, str] | None = None  # the first that needs a separator
     for begin_at, end_at in cuts:
         begin, definition, end = block_text[:begin_at], block_text[begin_at:end_at], block_text[end_at:]
         second = definition.replace(PROBE_TOOL, PROBE_TOOL_2)
@@ -735,11 +735,8 @@ def _own_form(block_text: str, longer: str, *, bounded: bool = False) -> tuple[s
             separator = longer[begin_at + len(definition) : len(longer) - len(second) - len(end)]
             if not separator:
                 return begin, end, separator, None, definition, "json"
-            found.append((begin, end, separator, definition))
-    if not found:
-        return None
-    begin, end, separator, definition = found[0]
-    return begin, end, separator, None, definition, "json"
+            found = found or (begin, end, separator, None, definition, "json")
+    return found
 
 
 def _own_form_cuts(text: str, first: int, last: int) -> list[tuple[int, int]]:

@@ -267,10 +267,6 @@ class JsonObjectOrListReader(JsonListReader):
             self.calls.diagnose("noncanonical", call.start, "the calls are a JSON list in one block, not an object each")
         super().text(call, piece)
 
-    def close(self, call: ToolCallBlock) -> None:
-        if call.walk is not None and call.walk.shape == "array":
-            super().close(call)
-
     def arguments_as_written(self, call: ToolCallBlock, kind: str, key: str, walk: JsonWalk) -> bool:
         if walk.shape == "array":
             return False

@@ -54,6 +54,11 @@ class Transcript:
     # system turn, the tools block of a turn written for the tools alone, the generation prompt.
     template_spans: list[Span] = field(default_factory=list)
 
+    @property
+    def tools_unread(self) -> bool:
+        """Were tool definitions written in a form of the template's own, which is not read?"""
+        return any(d.kind == "tools_not_readable" for d in self.diagnostics)
+
     def parts(self) -> list[Span]:
         """Every span of the text, in order: the messages' parts, the template's own text and
         unparsed text. They tile the text: each character is in exactly one."""
