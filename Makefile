@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test test-servers bench fuzz install clean
+.PHONY: demo test test-servers servers-env bench fuzz install clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -25,13 +25,25 @@ test: install
 SERVERS_VENV ?= .venv-servers
 SERVERS_BIN := $(SERVERS_VENV)/bin
 
-$(SERVERS_BIN)/python:
+# The servers' wheels are large downloads: retried and resumed, and the environment counts as
+# installed only once every step has passed (a stamp file, not the venv's python).
+SERVERS_STAMP := $(SERVERS_VENV)/.installed
+PIP_PATIENT := --quiet --retries 10 --timeout 60 --resume-retries 50
+
+$(SERVERS_STAMP):
 	$(PYTHON) -m venv $(SERVERS_VENV)
 	$(SERVERS_BIN)/python -m pip install --quiet --upgrade pip
-	$(SERVERS_BIN)/python -m pip install --quiet -r integrations/requirements-servers.txt
-	$(SERVERS_BIN)/python -m pip install --quiet --no-deps -r integrations/requirements-servers-nodeps.txt
+	for attempt in 1 2 3; do \
+	  $(SERVERS_BIN)/python -m pip install $(PIP_PATIENT) -r integrations/requirements-servers.txt \
+	  && $(SERVERS_BIN)/python -m pip install $(PIP_PATIENT) --no-deps -r integrations/requirements-servers-nodeps.txt \
+	  && break; \
+	  [ $$attempt -lt 3 ] || exit 1; sleep 15; \
+	done
+	touch $@
 
-test-servers: $(SERVERS_BIN)/python
+servers-env: $(SERVERS_STAMP)
+
+test-servers: $(SERVERS_STAMP)
 	$(SERVERS_BIN)/python -m pip install --quiet -e '.[test]'
 	$(SERVERS_BIN)/python -m pytest integrations
 
