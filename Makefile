@@ -28,16 +28,16 @@ SERVERS_BIN := $(SERVERS_VENV)/bin
 # The servers' wheels are large downloads: retried and resumed, and the environment counts as
 # installed only once every step has passed (a stamp file, not the venv's python).
 SERVERS_STAMP := $(SERVERS_VENV)/.installed
-PIP_PATIENT := --quiet --retries 10 --timeout 60 --resume-retries 50
+PIP_PATIENT := --quiet --retries 10 --timeout 60 --resume-retries 20
 
 $(SERVERS_STAMP):
 	$(PYTHON) -m venv $(SERVERS_VENV)
 	$(SERVERS_BIN)/python -m pip install --quiet --upgrade pip
-	for attempt in 1 2 3; do \
+	for attempt in 1 2; do \
 	  $(SERVERS_BIN)/python -m pip install $(PIP_PATIENT) -r integrations/requirements-servers.txt \
 	  && $(SERVERS_BIN)/python -m pip install $(PIP_PATIENT) --no-deps -r integrations/requirements-servers-nodeps.txt \
 	  && break; \
-	  [ $$attempt -lt 3 ] || exit 1; sleep 15; \
+	  [ $$attempt -lt 2 ] || exit 1; sleep 15; \
 	done
 	touch $@
 
