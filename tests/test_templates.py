@@ -122,7 +122,8 @@ CALL_SYNTAX: dict[str, str] = {
         ],
         "deepseek_v3",
     ),
-    "DeepSeek-V3.2-llamacpp": "dsml",  # <｜DSML｜invoke name="..."><｜DSML｜parameter ... string="true">
+    # <｜DSML｜invoke name="..."><｜DSML｜parameter ... string="true">
+    **dict.fromkeys(["DeepSeek-V3.2-llamacpp", "DeepSeek-V4", "DeepSeek-V4-Flash-0731"], "dsml"),
     # <function=NAME><parameter=KEY>VALUE</parameter></function> inside <tool_call>
     **dict.fromkeys(
         [
@@ -143,7 +144,22 @@ CALL_SYNTAX: dict[str, str] = {
     "ByteDance-Seed-OSS-36B-Instruct": "seed",  # the same inside <seed:tool_call>
     "MiniMax-M2": "minimax",  # <minimax:tool_call><invoke name="NAME"><parameter name="KEY">
     # <tool_call>NAME<arg_key>KEY</arg_key><arg_value>VALUE</arg_value></tool_call>
-    **dict.fromkeys(["ZhipuAI-GLM-4.6", "ZhipuAI-GLM-4.7-Flash", "ZhipuAI-GLM-5.1", "Laguna-v2", "Laguna-v8"], "glm"),
+    **dict.fromkeys(
+        [
+            "ZhipuAI-GLM-4.6",
+            "ZhipuAI-GLM-4.7-Flash",
+            "ZhipuAI-GLM-5.1",
+            "Laguna-v2",
+            "Laguna-v8",
+            "Poolside-Laguna-S-2.1",
+            "Poolside-Laguna-XS-2.1",
+        ],
+        "glm",
+    ),
+    # The same tags suffixed ":opensource", a <tool_sep:opensource> after the name, in a section
+    "Tencent-Hy3": "hunyuan",
+    # <function name="NAME"><param name="KEY">VALUE</param></function>, CDATA for markup
+    "OpenBMB-MiniCPM5-1B": "minicpm",
     # <|tool_calls_section_begin|><|tool_call_begin|>functions.NAME:0<|tool_call_argument_begin|>{...}
     **dict.fromkeys(
         [
@@ -195,6 +211,8 @@ CALL_SYNTAX: dict[str, str] = {
         "tool_calls_list",
     ),
     "NVIDIA-Nemotron-Nano-9B-v2": "toolcall_list",
+    # <tool_calls>\n{"name": ..., "arguments": ...}\n{...}\n</tool_calls>: one object a line
+    "MiniMax-M1": "minimax_m1",
     # <|START_ACTION|>[{"tool_call_id": "0", "tool_name": ..., "parameters": ...}]<|END_ACTION|>
     **dict.fromkeys(
         [

@@ -227,6 +227,18 @@ JSON_LISTS = (
         name_as_key=True,
     ),
 )
+# MiniMax-M1: one JSON object a line, all the calls of a turn in one <tool_calls> block.
+MINIMAX_M1 = CallSyntax(
+    name="minimax_m1",
+    piece="objects_in_tags",
+    reader="json_objects",
+    description='<tool_calls>\n{"name": …, "arguments": {…}}\n{…}\n</tool_calls>',
+    spellings=spelled(
+        ("CALL_OPEN", around("<tool_calls>", before="\n", after="\n")),
+        ("CALL_CLOSE", around("</tool_calls>", before="\n", after="\n")),
+    ),
+    markers=("<tool_calls>", "</tool_calls>"),
+)
 GRANITE = CallSyntax(
     name="granite",
     piece="list_after_tag",
@@ -516,12 +528,13 @@ SEED = _xml(
 )
 
 
-def _invoke(name: str, prefix: str, section: str, description: str, **options: object) -> CallSyntax:
+def _invoke(name: str, prefix: str, section: str | tuple[str, ...], description: str, **options: object) -> CallSyntax:
+    sections = (section,) if isinstance(section, str) else section
     return _xml(
         name,
         description,
-        calls_begin=around(f"<{prefix}{section}>", before="\n", after="\n"),
-        calls_end=around(f"</{prefix}{section}>", before="\n", after="\n"),
+        calls_begin=tuple(s for one in sections for s in around(f"<{prefix}{one}>", before="\n", after="\n")),
+        calls_end=tuple(s for one in sections for s in around(f"</{prefix}{one}>", before="\n", after="\n")),
         call_open=around(f'<{prefix}invoke name="', before="\n"),
         name_end=around('">', after="\n"),
         param_open=around(f'<{prefix}parameter name="', before="\n"),
@@ -557,7 +570,8 @@ MUSE = replace(
 DSML = _invoke(
     "dsml",
     "｜DSML｜",
-    "function_calls",
+    # V3.2's section, and V4's
+    ("function_calls", "tool_calls"),
     '<｜DSML｜function_calls><｜DSML｜invoke name="NAME"><｜DSML｜parameter name="KEY" string="true">VALUE…',
     param_name_end=('" string="true">', '" string="false">'),
     # The parameter's own flag says whether its value is a string or JSON.
@@ -575,6 +589,38 @@ GLM = _xml(
     param_close=around("</arg_value>", after="\n"),
     call_close=tuple(gap + "</tool_call>" for gap in _GLM_GAPS),
     markers=("<arg_key>",),
+)
+
+# Tencent Hy3: GLM's tags, each suffixed with the deployment's name (":opensource"), a separator
+# after the function's name, and the calls in a section.
+_HY = ":opensource"
+HUNYUAN = _xml(
+    "hunyuan",
+    f"<tool_calls{_HY}><tool_call{_HY}>NAME<tool_sep{_HY}><arg_key{_HY}>KEY</arg_key{_HY}><arg_value{_HY}>VALUE</arg_value{_HY}></tool_call{_HY}></tool_calls{_HY}>",
+    calls_begin=around(f"<tool_calls{_HY}>", before="\n", after="\n"),
+    calls_end=around(f"</tool_calls{_HY}>", before="\n", after="\n"),
+    call_open=around(f"<tool_call{_HY}>", before="\n"),
+    name_end=around(f"<tool_sep{_HY}>", after="\n"),
+    param_open=around(f"<arg_key{_HY}>", before="\n"),
+    param_name_end=tuple(f"</arg_key{_HY}>" + gap + f"<arg_value{_HY}>" for gap in ("", "\n")),
+    param_close=around(f"</arg_value{_HY}>", after="\n"),
+    call_close=around(f"</tool_call{_HY}>", before="\n", after="\n"),
+    markers=(f"<tool_call{_HY}>", f"<arg_key{_HY}>"),
+)
+
+# MiniCPM 5: XML with the names in attributes; a value holding "<", "&" or a newline is written
+# in a CDATA block, whose brackets are the tags' (the value is what they enclose).
+MINICPM = _xml(
+    "minicpm",
+    '<function name="NAME"><param name="KEY">VALUE</param></function>',
+    call_open=around('<function name="', before="\n"),
+    # (One terminal for both ends of a name: they are spelled alike.)
+    name_end=('">', '"><![CDATA['),
+    param_open=('<param name="',),
+    param_name_end=('">', '"><![CDATA['),
+    param_close=("</param>", "]]></param>"),
+    call_close=around("</function>", after="\n"),
+    markers=('<function name="', '<param name="'),
 )
 
 # -- Python calls, Gemma's calls ------------------------------------------------------------------
@@ -625,7 +671,9 @@ CANDIDATES: tuple[CallSyntax, ...] = (
     QWEN3_CODER,
     SEED,
     GLM,
+    HUNYUAN,
     MINIMAX,
+    MINICPM,
     MUSE,
     DSML,
     HERMES,
@@ -634,6 +682,7 @@ CANDIDATES: tuple[CallSyntax, ...] = (
     MISTRAL_LIST,
     GRANITE,
     *JSON_LISTS,
+    MINIMAX_M1,
     FUNCTOOLS,
     LFM2_JSON,
     PYTHONIC,

@@ -160,6 +160,12 @@ def find_reasoning(probes: Probes, framing: Framing) -> ReasoningSyntax | None:
         empty_block = _empty_block(prefill)
         if empty_block is not None:
             return ReasoningSyntax.from_tags(*empty_block)
+    # An empty block the template writes before every answer without reasoning, which the
+    # assistant header then ends with (Hy3's ``<think:opensource></think:opensource>``).
+    for token in _TOKEN.finditer(header):
+        empty_block = _empty_block(header[token.start() :])
+        if empty_block is not None:
+            return ReasoningSyntax.from_tags(*empty_block)
     prompts = " ".join(prefill for prefill, _ in framing.prefills) + framing.generation_prompt
     for opening, closing in KNOWN_REASONING_TAGS:
         if opening in prompts or closing in prompts:

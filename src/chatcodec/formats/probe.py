@@ -369,6 +369,10 @@ def _prefills(probes: Probes, default_prompt: str, assistant_header: str) -> tup
     for switch in THINKING_SWITCHES:
         if switch in probes.template_source:
             candidates += [((switch, True),), ((switch, False),)]
+    if "reasoning_effort" in probes.template_source:
+        # A level, not a switch (Hy3 opens the reasoning at "high" and closes it at its
+        # default, "no_think"); gpt-oss's levels change only its system prompt.
+        candidates.append((("reasoning_effort", "high"),))
     for kwargs in candidates:
         key = "u+gp" + "".join(f"|{k}={v}" for k, v in kwargs)
         plain_key = "u" + "".join(f"|{k}={v}" for k, v in kwargs)

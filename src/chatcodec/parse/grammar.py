@@ -17,6 +17,7 @@ JSON_SHAPES: dict[str, Shape] = {
     "TOOL_CALL_REST": "object_opened",  # after a delimiter spelled with the opening brace
     "TOOL_CALLS": "array",
     "TOOL_CALL_OR_CALLS": "object_or_array",
+    "TOOL_CALL_OBJECTS": "objects_or_array",  # objects one after another (or a list of them)
     "TOOL_CALLS_REST": "array_opened",
     "TOOL_ARGUMENTS": "value",
     "TOOL_ARGUMENTS_REST": "object_opened",

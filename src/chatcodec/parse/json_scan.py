@@ -65,7 +65,7 @@ def _structural(spelling: str) -> bool:
 
 _NESTED = ("container", "string")  # value modes scanned for quotes and brackets
 
-Shape = Literal["object", "object_opened", "array", "array_opened", "value", "object_or_array"]
+Shape = Literal["object", "object_opened", "array", "array_opened", "value", "object_or_array", "objects", "objects_or_array"]
 
 
 class ValueScanner:
@@ -307,14 +307,14 @@ class JsonWalk:
 
     @property
     def complete(self) -> bool:
-        """The body's whole value was read."""
-        return self.state == "done"
+        """The body's whole value was read (objects one after another: each that began)."""
+        return self.state == "done" or (self.shape == "objects" and self.state == "after_element")
 
     @property
     def finished(self) -> bool:
         """The body was read as far as it is JSON: its whole value, or a list's whole elements
         followed by text that continues no list (``stray_at``)."""
-        return self.state == "done" or self.stray_at >= 0
+        return self.complete or self.stray_at >= 0
 
     @property
     def json_end(self) -> int:
@@ -358,7 +358,10 @@ class JsonWalk:
         """Would ``spelling`` continue the JSON being read, without closing the body?"""
         if self.error is not None or not _structural(spelling):
             return False
-        depth = 1 if self.shape in ("object", "array") and self.state not in ("start", "done") else 0
+        if self.shape == "objects":
+            depth = 0 if self.state in ("start", "element?", "after_element", "next_element") else 1
+        else:
+            depth = 1 if self.shape in ("object", "array") and self.state not in ("start", "done") else 0
         value = self._value
         if value is not None:
             if value.in_string or value.escaped:
@@ -480,7 +483,14 @@ class JsonWalk:
                 if self.shape == "object_or_array" and char in "{[":
                     # One call's object, or a list of them: the first character tells.
                     self.shape = "object" if char == "{" else "array"
-                expected = "{" if self.shape in ("object", "object_or_array") else "["
+                elif self.shape == "objects_or_array" and char in "{[":
+                    # Call objects one after another, or a list of them.
+                    self.shape = "objects" if char == "{" else "array"
+                if self.shape == "objects" and char == "{":
+                    self._open_element(text_start + pos)
+                    pos += 1
+                    continue
+                expected = "{" if self.shape in ("object", "object_or_array", "objects", "objects_or_array") else "["
                 ok = char == expected
                 self.state = "member?" if self.shape == "object" else "element?"
             elif state == "element?":
@@ -513,8 +523,10 @@ class JsonWalk:
             elif state == "after_element":
                 if char == ",":
                     self.state = "next_element"
-                elif char == "]":
+                elif char == "]" and self.shape == "array":
                     self._end(pos + 1, text_start)
+                elif char == "{" and self.shape == "objects":
+                    self._open_element(text_start + pos)  # the next object, after whitespace
                 else:
                     ok = False
             elif state == "next_element":
@@ -586,13 +598,19 @@ class JsonWalk:
         return end
 
     def _open_element(self, at: int) -> None:
+        if self.shape == "objects":
+            self._value_end = -1  # the body goes on
         self.element_spans.append([at, -1])
         self._element += 1
         self._emit(MemberEvent("element", element=self._element))
         self.state = "member?"
 
     def _close_object(self, end: int, text_start: int) -> None:
-        if self.shape == "array":
+        if self.shape == "objects":
+            # The body may end here: its value ends here unless another object follows.
+            self._value_end = self.element_spans[-1][1] = text_start + end
+            self.state = "after_element"
+        elif self.shape == "array":
             self.element_spans[-1][1] = text_start + end
             self.state = "after_element"
         else:
@@ -633,6 +651,8 @@ class JsonWalk:
         """How deep the quote tracker starts: inside the list and the object the walk was in."""
         if state == "start":
             return 0
+        if self.shape == "objects":
+            return 0 if state in ("element?", "after_element", "next_element") else 1
         depth = 1 if state in ("element?", "after_element", "next_element") else 2 if self.shape == "array" else 1
         return depth
 

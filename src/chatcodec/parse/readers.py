@@ -273,6 +273,19 @@ class JsonObjectOrListReader(JsonListReader):
         return JsonObjectReader.arguments_as_written(self, call, kind, key, walk)
 
 
+class JsonObjectsReader(JsonListReader):
+    """Call objects one after another in one block, each a call (MiniMax-M1's
+    ``<tool_calls>\n{…}\n{…}\n</tool_calls>``); a JSON list of them is read too, with a
+    ``noncanonical`` diagnostic."""
+
+    def text(self, call: ToolCallBlock, piece: Piece) -> None:
+        walk = piece.json
+        if walk is not None and walk.shape == "array" and not call.state.get("listed"):
+            call.state["listed"] = True
+            self.calls.diagnose("noncanonical", call.start, "the calls are a JSON list, not objects one after another")
+        super().text(call, piece)
+
+
 def _after_the_value(call: ToolCallBlock, piece: Piece, walk: JsonWalk) -> None:
     """Keep the text of ``piece`` after the body's value (no part of the call: whitespace stays
     in it, other text goes to the content when it ends); else the walk's error is the call's."""
@@ -1529,6 +1542,7 @@ READERS: dict[str, type[CallReader]] = {
     "json_or_builtin": JsonOrBuiltinReader,
     "json_list": JsonListReader,
     "json_object_or_list": JsonObjectOrListReader,
+    "json_objects": JsonObjectsReader,
     "name_then_arguments": NameThenArgumentsReader,
     "xml_parameters": XmlParametersReader,
     "pythonic": PythonicReader,

@@ -15,9 +15,11 @@ from typing import Any
 
 from chatcodec.parse.assistant import AssistantAssembler
 from chatcodec.parse.engine import STRAY, Engine, Piece
+from chatcodec.parse.readers import Schemas
 from chatcodec.events import Diagnostic
 from chatcodec.formats.base import Format
-from chatcodec.messages import Message
+from chatcodec.errors import ChatCodecError
+from chatcodec.messages import Message, tool_names_and_schemas
 from chatcodec.parse.spans import Span
 
 
@@ -272,8 +274,18 @@ class TranscriptReader:
         if header_end is None:
             turn.parts.append(Span("delimiter", start, body, piece.kind))
         if role == "assistant":
-            turn.assembler = AssistantAssembler(self.family, invent_ids=False)
+            turn.assembler = AssistantAssembler(self.family, schemas=self._schemas(), invent_ids=False)
         self._turn = turn
+
+    def _schemas(self) -> Schemas | None:
+        """The parameters of the tools read so far: a value written as text (an XML parameter,
+        a Python literal) is typed by its tool's schema, as in a completion parsed with them."""
+        if not self.tools:
+            return None
+        try:
+            return tool_names_and_schemas(self.tools)[1]
+        except ChatCodecError:
+            return None  # a definition of no known shape types nothing
 
     def _flush_tool(self) -> None:
         if self._tool_text is None:

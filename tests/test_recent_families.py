@@ -1,0 +1,191 @@
+"""Model families whose templates appeared in 2026 (in llama.cpp's `models/templates`): Tencent
+Hy3, MiniCPM 5, MiniMax-M1, DeepSeek V4. Each output is read whole and one character at a time
+(the two must agree); the expected messages were written by hand from the templates."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+from parsing_support import parse_both as parse_both_ways
+
+import chatcodec
+from chatcodec.parse.stream import ParseResult
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}, "days": {"type": "integer"}, "options": {"type": "object"}},
+            },
+        },
+    }
+]
+
+
+@cache
+def codec_for(template: str) -> chatcodec.Codec:
+    return chatcodec.load(TEMPLATES / f"{template}.jinja")
+
+
+def parse_both(template: str, text: str, **options: Any) -> ParseResult:
+    return parse_both_ways(codec_for(template), text, tools=TOOLS, **options)
+
+
+def calls(result: ParseResult) -> list[tuple[str, Any]]:
+    return [(c.function.name, json.loads(c.function.arguments)) for c in result.message.tool_calls or []]
+
+
+def prompt(template: str, **kwargs: Any) -> str:
+    return codec_for(template).render([{"role": "user", "content": "hi"}], tools=TOOLS, add_generation_prompt=True, **kwargs)
+
+
+# -- Tencent Hy3 ------------------------------------------------------------------------------------
+
+HY = ":opensource"
+
+
+def hy_call(name: str, **arguments: str) -> str:
+    parameters = "".join(
+        f"<arg_key{HY}>{key}</arg_key{HY}>\n<arg_value{HY}>{value}</arg_value{HY}>\n" for key, value in arguments.items()
+    )
+    return f"<tool_call{HY}>{name}<tool_sep{HY}>\n{parameters}</tool_call{HY}>\n"
+
+
+def test_hy3_reads_its_reasoning_and_its_section_of_calls() -> None:
+    # reasoning_effort="high" leaves <think:opensource> open; its default closes it.
+    assert prompt("Tencent-Hy3", reasoning_effort="high").endswith(f"<｜hy_Assistant{HY}｜><think{HY}>")
+    assert prompt("Tencent-Hy3").endswith(f"<｜hy_Assistant{HY}｜><think{HY}></think{HY}>")
+    text = (
+        f"Two cities.</think{HY}>Checking.<tool_calls{HY}>\n"
+        + hy_call("get_weather", city="Paris", days="3")
+        + hy_call("get_weather", city="12", options='{"unit": "C"}')
+        + f"</tool_calls{HY}><｜hy_eos{HY}｜>"
+    )
+    result = parse_both("Tencent-Hy3", text, prompt=prompt("Tencent-Hy3", reasoning_effort="high"))
+    assert (result.message.reasoning_content, result.message.content) == ("Two cities.", "Checking.")
+    # Typed by the schema: "12" stays the string the city is, "3" and the object are decoded.
+    assert calls(result) == [
+        ("get_weather", {"city": "Paris", "days": 3}),
+        ("get_weather", {"city": "12", "options": {"unit": "C"}}),
+    ]
+    assert result.finish_reason == "tool_calls" and not result.diagnostics
+
+
+def test_hy3_call_cut_short() -> None:
+    text = f"<tool_calls{HY}>\n<tool_call{HY}>get_weather<tool_sep{HY}>\n<arg_key{HY}>city</arg_key{HY}>\n<arg_value{HY}>Par"
+    result = parse_both("Tencent-Hy3", text, prompt=prompt("Tencent-Hy3"))
+    assert calls(result) == [("get_weather", {"city": "Par"})]
+    assert result.finish_reason == "length" and [d.kind for d in result.diagnostics] == ["unclosed_tool_call"]
+
+
+def test_a_transcript_types_xml_values_by_the_tools_it_reads() -> None:
+    # Hy3 writes its tools as JSON, which the transcript reads: a string parameter written
+    # "123" stays a string, as a completion parsed with the tools reads it.
+    codec = codec_for("Tencent-Hy3")
+    tools = [{"type": "function", "function": {"name": "lookup", "parameters": {"type": "object", "properties": {"code": {"type": "string"}, "n": {"type": "integer"}}}}}]
+    call = {"type": "function", "function": {"name": "lookup", "arguments": {"code": "123", "n": 4}}}
+    text = codec.render([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "", "tool_calls": [call]}], tools=tools)
+    transcript = codec.parse_transcript(text)
+    assert transcript.tools == tools
+    assert [json.loads(c.function.arguments) for c in transcript.messages[-1].tool_calls or []] == [{"code": "123", "n": 4}]
+
+
+# -- MiniCPM 5 --------------------------------------------------------------------------------------
+
+
+def test_minicpm5_reads_cdata_values_and_python_literals() -> None:
+    # The template writes a value holding "<", "&" or a newline in CDATA, and any other
+    # non-string value as Python writes it ({'unit': 'C'}), which the schema types.
+    text = (
+        "Sure.\n"
+        '<function name="get_weather"><param name="city"><![CDATA[a <b> & "c"\nd]]></param>'
+        '<param name="days">3</param><param name="options">{\'unit\': \'C\', \'exact\': True}</param></function>\n'
+        '<function name="get_weather"><param name="city">x]]</param></function>'
+    )
+    result = parse_both("OpenBMB-MiniCPM5-1B", text, prompt=prompt("OpenBMB-MiniCPM5-1B"))
+    assert result.message.content == "Sure."
+    assert calls(result) == [
+        ("get_weather", {"city": 'a <b> & "c"\nd', "days": 3, "options": {"unit": "C", "exact": True}}),
+        ("get_weather", {"city": "x]]"}),
+    ]
+    assert result.finish_reason == "tool_calls" and not result.diagnostics
+
+
+def test_minicpm5_renders_and_reads_back_a_value_with_markup() -> None:
+    codec = codec_for("OpenBMB-MiniCPM5-1B")
+    call = {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": {"city": "<Paris> & co"}}}
+    conversation = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "", "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
+    ]
+    report = codec.roundtrip(conversation, tools=TOOLS)
+    assert "<![CDATA[<Paris> & co]]>" in report.text
+    assert report.text_survived
+    [message] = [m for m in report.transcript.messages if m.tool_calls]
+    assert json.loads(message.tool_calls[0].function.arguments) == {"city": "<Paris> & co"}  # type: ignore[index]
+
+
+# -- MiniMax-M1 -------------------------------------------------------------------------------------
+
+
+def m1_call(**arguments: Any) -> str:
+    return json.dumps({"name": "get_weather", "arguments": arguments})
+
+
+def test_minimax_m1_reads_one_object_a_line() -> None:
+    text = f"Let me check.\n<tool_calls>\n{m1_call(city='Paris')}\n{m1_call(city='</tool_calls>', days=2)}\n</tool_calls>"
+    result = parse_both("MiniMax-M1", text, prompt=prompt("MiniMax-M1"))
+    assert result.message.content == "Let me check."
+    # A closing tag inside a JSON string is text.
+    assert calls(result) == [("get_weather", {"city": "Paris"}), ("get_weather", {"city": "</tool_calls>", "days": 2})]
+    assert result.finish_reason == "tool_calls" and not result.diagnostics
+
+
+@pytest.mark.parametrize(
+    ("body", "expected", "kinds"),
+    [
+        # Written as Jamba writes its calls, a JSON list: read, said so.
+        (f"[{m1_call(city='Paris')}, {m1_call(city='Rome')}]", [{"city": "Paris"}, {"city": "Rome"}], ["noncanonical"]),
+        # Objects with no newline between them, or a comma.
+        (m1_call(city="Paris") + m1_call(city="Rome"), [{"city": "Paris"}, {"city": "Rome"}], []),
+        (m1_call(city="Paris") + ",\n" + m1_call(city="Rome"), [{"city": "Paris"}, {"city": "Rome"}], []),
+    ],
+)
+def test_minimax_m1_other_ways_of_writing_the_block(body: str, expected: list[dict[str, Any]], kinds: list[str]) -> None:
+    result = parse_both("MiniMax-M1", f"<tool_calls>\n{body}\n</tool_calls>", prompt=prompt("MiniMax-M1"))
+    assert calls(result) == [("get_weather", arguments) for arguments in expected]
+    assert [d.kind for d in result.diagnostics] == kinds
+
+
+def test_minimax_m1_text_after_the_objects_and_a_block_cut_short() -> None:
+    result = parse_both("MiniMax-M1", f"<tool_calls>\n{m1_call(city='Paris')}\nthen\n</tool_calls>", prompt=prompt("MiniMax-M1"))
+    assert calls(result) == [("get_weather", {"city": "Paris"})]
+    assert result.message.content == "\nthen" and [d.kind for d in result.diagnostics] == ["unexpected_text"]
+    result = parse_both("MiniMax-M1", f"<tool_calls>\n{m1_call(city='Paris')}\n", prompt=prompt("MiniMax-M1"))
+    assert calls(result) == [("get_weather", {"city": "Paris"})]
+    assert result.finish_reason == "length" and [d.kind for d in result.diagnostics] == ["unclosed_tool_call"]
+
+
+# -- DeepSeek V4 ------------------------------------------------------------------------------------
+
+
+def test_deepseek_v4_section_of_calls() -> None:
+    # V4 names its section tool_calls (V3.2: function_calls).
+    text = (
+        "\n\n<｜DSML｜tool_calls>\n<｜DSML｜invoke name=\"get_weather\">\n"
+        '<｜DSML｜parameter name="city" string="true">Paris</｜DSML｜parameter>\n'
+        '<｜DSML｜parameter name="days" string="false">2</｜DSML｜parameter>\n'
+        "</｜DSML｜invoke>\n</｜DSML｜tool_calls><｜end▁of▁sentence｜>"
+    )
+    result = parse_both("DeepSeek-V4", text, prompt=prompt("DeepSeek-V4"))
+    assert calls(result) == [("get_weather", {"city": "Paris", "days": 2})]
+    assert result.message.content is None and not result.diagnostics
