@@ -73,6 +73,10 @@ FORMATS: dict[str, str] = {
     "cohere": "CohereForAI-c4ai-command-r7b-12-2024-tool_use",
     "gemma": "Google-gemma-4-31B-it",
     "atem": "Muse-Glimmer",
+    "hunyuan": "Tencent-Hy3",
+    "minicpm": "OpenBMB-MiniCPM5-1B",
+    "minimax_m1": "MiniMax-M1",
+    "xtml": "Moonshot-Kimi-K3",
 }
 TOOLS = [
     {"type": "function", "function": {"name": "get_weather", "description": "The weather in a city.", "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}}}},

@@ -189,3 +189,41 @@ def test_deepseek_v4_section_of_calls() -> None:
     result = parse_both("DeepSeek-V4", text, prompt=prompt("DeepSeek-V4"))
     assert calls(result) == [("get_weather", {"city": "Paris", "days": 2})]
     assert result.message.content is None and not result.diagnostics
+
+
+# -- Kimi K3 ----------------------------------------------------------------------------------------
+
+K3_CALLS = (
+    "<|open|>tools<|sep|>"
+    '<|open|>call tool="get_weather" index="1"<|sep|>'
+    '<|open|>argument key="city" type="string"<|sep|>12<|close|>argument<|sep|>'
+    '<|open|>argument key="days" type="number"<|sep|>2<|close|>argument<|sep|><|close|>call<|sep|>'
+    '<|open|>call tool="get_weather" index="2"<|sep|>'
+    '<|open|>argument key="options" type="object"<|sep|>{"unit": "C"}<|close|>argument<|sep|><|close|>call<|sep|>'
+    "<|close|>tools<|sep|><|close|>message<|sep|><|end_of_msg|>"
+)
+
+
+def test_kimi_k3_reasoning_answer_and_calls() -> None:
+    # Its tags are <|open|>TAG<|sep|> … <|close|>TAG<|sep|>: the prompt opens the thinking
+    # block, the answer has a response block of its own, and the calls follow it.
+    assert prompt("Moonshot-Kimi-K3").endswith('<|open|>message role="assistant"<|sep|><|open|>think<|sep|>')
+    text = "Two calls.<|close|>think<|sep|><|open|>response<|sep|>Checking.<|close|>response<|sep|>" + K3_CALLS
+    result = parse_both("Moonshot-Kimi-K3", text, prompt=prompt("Moonshot-Kimi-K3"))
+    assert (result.message.reasoning_content, result.message.content) == ("Two calls.", "Checking.")
+    # Each argument's own type says string or JSON.
+    assert calls(result) == [("get_weather", {"city": "12", "days": 2}), ("get_weather", {"options": {"unit": "C"}})]
+    assert result.finish_reason == "tool_calls" and not result.diagnostics
+
+
+def test_kimi_k3_without_thinking() -> None:
+    start = prompt("Moonshot-Kimi-K3", thinking=False)
+    assert start.endswith('<|open|>message role="assistant"<|sep|><|open|>response<|sep|>')
+    result = parse_both("Moonshot-Kimi-K3", "Hello.<|close|>response<|sep|><|close|>message<|sep|><|end_of_msg|>", prompt=start)
+    assert (result.message.reasoning_content, result.message.content, result.finish_reason) == (None, "Hello.", "stop")
+    result = parse_both("Moonshot-Kimi-K3", "<|close|>response<|sep|>" + K3_CALLS, prompt=start)
+    assert result.message.content is None and len(calls(result)) == 2 and not result.diagnostics
+    cut = K3_CALLS.index("12<|") + 2
+    result = parse_both("Moonshot-Kimi-K3", "Ok<|close|>response<|sep|>" + K3_CALLS[:cut], prompt=start)
+    assert calls(result) == [("get_weather", {"city": "12"})]
+    assert result.finish_reason == "length" and [d.kind for d in result.diagnostics] == ["unclosed_tool_call"]

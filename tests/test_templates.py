@@ -158,6 +158,8 @@ CALL_SYNTAX: dict[str, str] = {
     ),
     # The same tags suffixed ":opensource", a <tool_sep:opensource> after the name, in a section
     "Tencent-Hy3": "hunyuan",
+    # <|open|>tools<|sep|><|open|>call tool="NAME" index="1"<|sep|><|open|>argument key="KEY" type="string"<|sep|>…
+    "Moonshot-Kimi-K3": "xtml",
     # <function name="NAME"><param name="KEY">VALUE</param></function>, CDATA for markup
     "OpenBMB-MiniCPM5-1B": "minicpm",
     # <|tool_calls_section_begin|><|tool_call_begin|>functions.NAME:0<|tool_call_argument_begin|>{...}
@@ -676,6 +678,7 @@ TOOL_ROUND_TRIP_GAPS = {
     "Upstage-Solar-Open-100B": "writes each tool result under the call's id and name, which its header holds",
     "SwissAI-Apertus-8B-Instruct": "writes the answer after a tool's result with neither a header nor an end, which is not read back",
     "ServiceNow-Apriel-1.5-15b-Thinker-unsloth": "without a system message it writes the tools block differently and adds a system turn",
+    "Moonshot-Kimi-K3": "writes the tools as a message before its thinking-effort message, and each result's index in its header, spelled as a call's",
 }
 
 

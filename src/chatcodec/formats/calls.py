@@ -623,6 +623,26 @@ MINICPM = _xml(
     markers=('<function name="', '<param name="'),
 )
 
+# Kimi K3's tags (XTML): <|open|>TAG ATTRIBUTES<|sep|> … <|close|>TAG<|sep|>. A call is numbered
+# in its section, and each argument says its JSON type.
+_XTML_TYPES = ("string", "number", "boolean", "null", "object", "array")
+XTML = _xml(
+    "xtml",
+    '<|open|>tools<|sep|><|open|>call tool="NAME" index="1"<|sep|><|open|>argument key="KEY" type="string"<|sep|>VALUE<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>',
+    calls_begin=("<|open|>tools<|sep|>",),
+    calls_end=("<|close|>tools<|sep|>",),
+    call_open=('<|open|>call tool="',),
+    # (The index a call is written with is its place in the section: nothing to read.)
+    name_end=tuple(f'" index="{index}"<|sep|>' for index in range(1, 65)),
+    param_open=('<|open|>argument key="',),
+    param_name_end=tuple(f'" type="{kind}"<|sep|>' for kind in _XTML_TYPES),
+    param_close=("<|close|>argument<|sep|>",),
+    call_close=("<|close|>call<|sep|>",),
+    markers=('<|open|>call tool="', '<|open|>argument key="'),
+    # The argument's own type says whether its value is a string or JSON.
+    typed_by={f'" type="{kind}"<|sep|>': "string" if kind == "string" else "json" for kind in _XTML_TYPES},
+)
+
 # -- Python calls, Gemma's calls ------------------------------------------------------------------
 
 PYTHONIC = CallSyntax(
@@ -674,6 +694,7 @@ CANDIDATES: tuple[CallSyntax, ...] = (
     HUNYUAN,
     MINIMAX,
     MINICPM,
+    XTML,
     MUSE,
     DSML,
     HERMES,

@@ -164,7 +164,7 @@ def find_reasoning(probes: Probes, framing: Framing) -> ReasoningSyntax | None:
     # assistant header then ends with (Hy3's ``<think:opensource></think:opensource>``).
     for token in _TOKEN.finditer(header):
         empty_block = _empty_block(header[token.start() :])
-        if empty_block is not None:
+        if empty_block is not None and empty_block[1] == empty_block[0].replace("<", "</", 1):
             return ReasoningSyntax.from_tags(*empty_block)
     prompts = " ".join(prefill for prefill, _ in framing.prefills) + framing.generation_prompt
     for opening, closing in KNOWN_REASONING_TAGS:
@@ -224,6 +224,13 @@ def with_answer_opening(probes: Probes, framing: Framing, reasoning: ReasoningSy
                 break
     answer_open = rest if rest.strip(WHITESPACE) else ""
     answer_close = ""
+    closing = dict(KNOWN_ANSWER_TAGS).get(answer_open, "")
+    if closing and all(end.startswith(closing) for end in framing.end):
+        # The template closes the answer before the turn ends (Kimi K3's
+        # <|close|>response<|sep|>, then <|close|>message<|sep|>…): its calls come after
+        # that closing tag, and the turn ends after them without it.
+        answer_close = closing
+        framing = replace(framing, end=(*framing.end, *(end[len(closing) :] for end in framing.end)))
     if not answer_open and reasoning is not None:
         # Tags the system prompt asks the answer to be written between (Granite 3.3: "write
         # your response between <response></response>"), which the template does not write.

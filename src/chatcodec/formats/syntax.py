@@ -92,10 +92,14 @@ KNOWN_REASONING_TAGS: tuple[tuple[str, str], ...] = (
     ("◁think▷", "◁/think▷"),
     ("<|channel>thought", "<channel|>"),
     ("<|inner_prefix|>", "<|inner_suffix|>"),
+    ("<|open|>think<|sep|>", "<|close|>think<|sep|>"),
 )
 
 # Tags around the visible answer, after the reasoning, that a system prompt may ask for.
-KNOWN_ANSWER_TAGS: tuple[tuple[str, str], ...] = (("<response>", "</response>"),)
+KNOWN_ANSWER_TAGS: tuple[tuple[str, str], ...] = (
+    ("<response>", "</response>"),
+    ("<|open|>response<|sep|>", "<|close|>response<|sep|>"),  # Kimi K3, which writes them itself
+)
 
 # Reasoning a template's system prompt asks for in words (Granite 3.2: "Write your thoughts
 # after 'Here is my thought process:' and write your response after 'Here is my response:'"),
