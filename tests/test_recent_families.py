@@ -90,9 +90,11 @@ def test_a_transcript_types_xml_values_by_the_tools_it_reads() -> None:
     # Hy3 writes its tools as JSON, which the transcript reads: a string parameter written
     # "123" stays a string, as a completion parsed with the tools reads it.
     codec = codec_for("Tencent-Hy3")
-    tools = [{"type": "function", "function": {"name": "lookup", "parameters": {"type": "object", "properties": {"code": {"type": "string"}, "n": {"type": "integer"}}}}}]
+    parameters = {"type": "object", "properties": {"code": {"type": "string"}, "n": {"type": "integer"}}}
+    tools = [{"type": "function", "function": {"name": "lookup", "parameters": parameters}}]
     call = {"type": "function", "function": {"name": "lookup", "arguments": {"code": "123", "n": 4}}}
-    text = codec.render([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "", "tool_calls": [call]}], tools=tools)
+    conversation = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "", "tool_calls": [call]}]
+    text = codec.render(conversation, tools=tools)
     transcript = codec.parse_transcript(text)
     assert transcript.tools == tools
     assert [json.loads(c.function.arguments) for c in transcript.messages[-1].tool_calls or []] == [{"code": "123", "n": 4}]

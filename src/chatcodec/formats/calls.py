@@ -150,15 +150,30 @@ DEEPSEEK_V3 = CallSyntax(
 
 # -- JSON in tags ---------------------------------------------------------------------------------
 
-LFM2_JSON = CallSyntax(
-    name="lfm2_json",
-    piece="object_or_list_in_tags",
-    reader="json_object_or_list",
-    description='<|tool_call_start|>{"name": …, "arguments": {…}}<|tool_call_end|>',
-    spellings=spelled(
-        ("CALL_OPEN", around("<|tool_call_start|>", before="\n", after="\n")),
-        ("CALL_CLOSE", around("<|tool_call_end|>", before="\n", after="\n")),
-    ),
+def _between_tags(
+    name: str, piece: str, reader: str, description: str, opening: str, closing: str, markers: tuple[str, ...]
+) -> CallSyntax:
+    """Calls in one block between two tags, a newline on either side of each optional."""
+    return CallSyntax(
+        name=name,
+        piece=piece,
+        reader=reader,
+        description=description,
+        spellings=spelled(
+            ("CALL_OPEN", around(opening, before="\n", after="\n")),
+            ("CALL_CLOSE", around(closing, before="\n", after="\n")),
+        ),
+        markers=markers,
+    )
+
+
+LFM2_JSON = _between_tags(
+    "lfm2_json",
+    "object_or_list_in_tags",
+    "json_object_or_list",
+    '<|tool_call_start|>{"name": …, "arguments": {…}}<|tool_call_end|>',
+    "<|tool_call_start|>",
+    "<|tool_call_end|>",
     markers=("<|tool_call_start|>", '"name"'),
 )
 GIGACHAT = CallSyntax(
@@ -228,15 +243,13 @@ JSON_LISTS = (
     ),
 )
 # MiniMax-M1: one JSON object a line, all the calls of a turn in one <tool_calls> block.
-MINIMAX_M1 = CallSyntax(
-    name="minimax_m1",
-    piece="objects_in_tags",
-    reader="json_objects",
-    description='<tool_calls>\n{"name": …, "arguments": {…}}\n{…}\n</tool_calls>',
-    spellings=spelled(
-        ("CALL_OPEN", around("<tool_calls>", before="\n", after="\n")),
-        ("CALL_CLOSE", around("</tool_calls>", before="\n", after="\n")),
-    ),
+MINIMAX_M1 = _between_tags(
+    "minimax_m1",
+    "objects_in_tags",
+    "json_objects",
+    '<tool_calls>\n{"name": …, "arguments": {…}}\n{…}\n</tool_calls>',
+    "<tool_calls>",
+    "</tool_calls>",
     markers=("<tool_calls>", "</tool_calls>"),
 )
 GRANITE = CallSyntax(
