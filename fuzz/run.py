@@ -77,6 +77,7 @@ FORMATS: dict[str, str] = {
     "minicpm": "OpenBMB-MiniCPM5-1B",
     "minimax_m1": "MiniMax-M1",
     "xtml": "Moonshot-Kimi-K3",
+    "minimax_m3": "MiniMax-M3",
 }
 TOOLS = [
     {"type": "function", "function": {"name": "get_weather", "description": "The weather in a city.", "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}}}},

@@ -124,8 +124,9 @@ def test_round_trip(row: dict[str, str]) -> None:
         assert reason == (corpus.TOOL_ROUND_TRIP_GAPS.get(name) or corpus.ROUND_TRIP_GAPS.get(name))
 
 
-# Python calls are converted when each call closes (their values need the whole literal).
-WHOLE_AT_CLOSE = {"pythonic", "pythonic_list", "olmo3"}
+# Python calls are converted when each call closes (their values need the whole literal), and so
+# are MiniMax-M3's tags (a value's type shows only when its tags close).
+WHOLE_AT_CLOSE = {"pythonic", "pythonic_list", "olmo3", "minimax_m3"}
 
 
 @pytest.mark.parametrize("row", ROWS, ids=lambda row: row["call syntax"].strip("`"))

@@ -229,3 +229,36 @@ def test_kimi_k3_without_thinking() -> None:
     result = parse_both("Moonshot-Kimi-K3", "Ok<|close|>response<|sep|>" + K3_CALLS[:cut], prompt=start)
     assert calls(result) == [("get_weather", {"city": "12"})]
     assert result.finish_reason == "length" and [d.kind for d in result.diagnostics] == ["unclosed_tool_call"]
+
+
+# -- MiniMax-M3 -------------------------------------------------------------------------------------
+
+MM = "]<]minimax[>["
+
+
+def test_minimax_m3_reads_arguments_written_as_tags_named_by_their_keys() -> None:
+    invoke = (
+        f'{MM}<invoke name="get_weather">{MM}<city>12{MM}</city>{MM}<days>2{MM}</days>'
+        f"{MM}<options>{MM}<unit>C{MM}</unit>{MM}<hours>{MM}<item>6{MM}</item>{MM}<item>18{MM}</item>{MM}</hours>"
+        f"{MM}<exact>true{MM}</exact>{MM}</options>{MM}</invoke>\n"
+    )
+    text = f"<mm:think>Plan.</mm:think>Checking.{MM}<tool_call>\n{invoke}{MM}</tool_call>[e~["
+    result = parse_both("MiniMax-M3", text, prompt=prompt("MiniMax-M3"))
+    assert (result.message.reasoning_content, result.message.content) == ("Plan.", "Checking.")
+    # "12" is a string by the schema; the object's members, untyped, are JSON where they parse.
+    assert calls(result) == [
+        ("get_weather", {"city": "12", "days": 2, "options": {"unit": "C", "hours": [6, 18], "exact": True}})
+    ]
+    assert result.finish_reason == "tool_calls" and not result.diagnostics
+
+
+def test_minimax_m3_arguments_that_do_not_nest_are_kept_as_written() -> None:
+    body = f"{MM}<city>Paris{MM}</town>"
+    text = f'</mm:think>{MM}<tool_call>\n{MM}<invoke name="get_weather">{body}{MM}</invoke>\n{MM}</tool_call>'
+    result = parse_both("MiniMax-M3", text, prompt=prompt("MiniMax-M3"))
+    [call] = result.message.tool_calls or []
+    assert call.function.arguments == body and call.function.parsed_arguments is None
+    assert [d.kind for d in result.diagnostics] == ["malformed_tool_call"]
+    cut = f'</mm:think>{MM}<tool_call>\n{MM}<invoke name="get_weather">{MM}<city>Par'
+    result = parse_both("MiniMax-M3", cut, prompt=prompt("MiniMax-M3"))
+    assert result.finish_reason == "length" and [d.kind for d in result.diagnostics] == ["unclosed_tool_call"]

@@ -143,6 +143,7 @@ CALL_SYNTAX: dict[str, str] = {
     ),
     "ByteDance-Seed-OSS-36B-Instruct": "seed",  # the same inside <seed:tool_call>
     "MiniMax-M2": "minimax",  # <minimax:tool_call><invoke name="NAME"><parameter name="KEY">
+    "MiniMax-M3": "minimax_m3",  # MARK<invoke name="NAME">MARK<KEY>VALUE MARK</KEY>, MARK = ]<]minimax[>[
     # <tool_call>NAME<arg_key>KEY</arg_key><arg_value>VALUE</arg_value></tool_call>
     **dict.fromkeys(
         [

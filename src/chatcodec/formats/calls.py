@@ -656,6 +656,24 @@ XTML = _xml(
     typed_by={f'" type="{kind}"<|sep|>': "string" if kind == "string" else "json" for kind in _XTML_TYPES},
 )
 
+# MiniMax-M3: every tag after the template's mark; each argument between tags named by its key.
+_MM = "]<]minimax[>["
+MINIMAX_M3 = CallSyntax(
+    name="minimax_m3",
+    piece="key_tags_section",
+    reader="key_tags",
+    description=f'{_MM}<tool_call>\\n{_MM}<invoke name="NAME">{_MM}<KEY>VALUE{_MM}</KEY>…{_MM}</invoke>\\n{_MM}</tool_call>',
+    spellings=spelled(
+        ("CALLS_BEGIN", around(f"{_MM}<tool_call>", before="\n", after="\n")),
+        ("CALLS_END", around(f"{_MM}</tool_call>", before="\n", after="\n")),
+        ("CALL_OPEN", around(f'{_MM}<invoke name="', before="\n")),
+        ("NAME_END", ('">',)),
+        ("CALL_CLOSE", around(f"{_MM}</invoke>", after="\n")),
+    ),
+    markers=(f'{_MM}<invoke name="',),
+    reader_options=(("mark", _MM),),
+)
+
 # -- Python calls, Gemma's calls ------------------------------------------------------------------
 
 PYTHONIC = CallSyntax(
@@ -708,6 +726,7 @@ CANDIDATES: tuple[CallSyntax, ...] = (
     MINIMAX,
     MINICPM,
     XTML,
+    MINIMAX_M3,
     MUSE,
     DSML,
     HERMES,

@@ -747,6 +747,125 @@ def _object_in(text: str) -> dict[str, Any] | None:
 _BRACKET = re.compile(r"[()\[\]{}]")
 
 
+class KeyTagsReader(CallReader):
+    """MiniMax-M3's calls: each argument between tags named by its key, each tag after the
+    template's mark (``MARK<city>Paris MARK</city>``); a nested object's members the same way,
+    a list's elements as ``<item>`` tags. Read when the call closes, each value typed by the
+    tool's schema (a nested value by the schema's ``properties`` and ``items``)."""
+
+    def __init__(self, calls: ToolCalls, schemas: Schemas | None = None, *, mark: str) -> None:
+        super().__init__(calls, schemas)
+        self.mark = mark
+
+    def text(self, call: ToolCallBlock, piece: Piece) -> None:
+        if piece.kind == "TOOL_NAME":
+            call.name_parts.append(piece.text)
+        elif piece.kind == "CALL_BODY":
+            call.state.setdefault("body", []).append(piece.text)
+        elif piece.kind == STRAY:
+            call.after_value.append((piece.start, piece.text))
+
+    def delimiter(self, call: ToolCallBlock, piece: Piece) -> None:
+        if piece.kind == "NAME_END":
+            self._name_done(call, piece.start)
+
+    def close(self, call: ToolCallBlock) -> None:
+        if not call.state.get("named"):
+            if call.error is None:
+                call.error = "the function's name is not closed"
+            self._name_done(call, call.start)
+        if call.index is None:
+            return
+        body = "".join(call.state.get("body", []))
+        properties = self.schemas.get(call.name or "", {})
+        values = _key_tags(body, self.mark, {"type": "object", "properties": properties})
+        if not isinstance(values, dict):  # (``_NOT_TAGS``, or a value where an object belongs)
+            # Kept as the model wrote them (cut short, or tags that do not nest).
+            call.error = call.error or "the arguments are not tags named by their keys"
+            self.calls.arguments_text(call, body)
+            return
+        self.calls.arguments_text(call, json.dumps(values, ensure_ascii=False))
+        call.parsed, call.has_parsed = values, True
+
+    def _name_done(self, call: ToolCallBlock, position: int) -> None:
+        call.state["named"] = True
+        name = "".join(call.name_parts).strip()
+        if call.name is None and not self._no_name(call, name):
+            self.calls.name_complete(call, name, position)
+
+
+_NOT_TAGS = object()
+
+
+def _key_tags(text: str, mark: str, schema: dict[str, Any] | None) -> Any:
+    """The value ``text`` writes as tags named by keys after ``mark``: an object, a list (all
+    its tags ``item``), or, with no tags, the text itself typed by ``schema`` (``_NOT_TAGS``
+    where the tags do not nest)."""
+    opening = mark + "<"
+    if not text.startswith(opening) or text.startswith(opening + "/"):
+        if opening in text:
+            return _NOT_TAGS  # a value with tags after text
+        types = _types(schema)
+        if not text and types & {"object", "array"}:
+            return [] if "array" in types and "object" not in types else {}
+        return convert_value(text, schema) if types else _untyped(text)
+    members: list[tuple[str, Any]] = []
+    pos = 0
+    while pos < len(text):
+        if not text.startswith(opening, pos):
+            return _NOT_TAGS
+        close = text.find(">", pos + len(opening))
+        key = text[pos + len(opening) : close]
+        if close < 0 or not key or key.startswith("/") or "<" in key:
+            return _NOT_TAGS
+        end_tag = f"{mark}</{key}>"
+        inner_start = close + 1
+        end = _matching_close(text, inner_start, opening + key + ">", end_tag)
+        if end < 0:
+            return _NOT_TAGS
+        members.append((key, text[inner_start:end]))
+        pos = end + len(end_tag)
+    types = _types(schema)
+    as_list = "array" in types or (not types & {"object"} and all(key == "item" for key, _ in members))
+    if as_list and all(key == "item" for key, _ in members):
+        items = schema.get("items") if isinstance(schema, dict) else None
+        elements = [_key_tags(inner, mark, items if isinstance(items, dict) else None) for _, inner in members]
+        return _NOT_TAGS if any(element is _NOT_TAGS for element in elements) else elements
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    values: dict[str, Any] = {}
+    for key, inner in members:
+        sub = properties.get(key) if isinstance(properties, dict) else None
+        value = _key_tags(inner, mark, sub if isinstance(sub, dict) else None)
+        if value is _NOT_TAGS or key in values:
+            return _NOT_TAGS
+        values[key] = value
+    return values
+
+
+def _matching_close(text: str, start: int, open_tag: str, end_tag: str) -> int:
+    """Where the ``end_tag`` that closes an element opened just before ``start`` begins (a tag
+    of the same name inside it nests), or -1."""
+    depth = 1
+    pos = start
+    while True:
+        end = text.find(end_tag, pos)
+        if end < 0:
+            return -1
+        depth += text.count(open_tag, pos, end) - 1
+        if depth == 0:
+            return end
+        pos = end + len(end_tag)
+
+
+def _untyped(text: str) -> Any:
+    """A value with no schema: JSON where it is JSON (a number, ``true``), else the text."""
+    try:
+        value = loads_json(text)
+    except (ValueError, RecursionError):
+        return text
+    return value if not isinstance(value, (dict, list)) and dumps_finite(value) is not None else text
+
+
 class PythonicReader(CallReader):
     """``[get_weather(city="Paris"), f(x=1)]``: Python calls, in a list or one a line (LFM2,
     MiniCPM's fenced block). Each argument is a Python literal, converted to JSON (``True`` is
@@ -1543,6 +1662,7 @@ READERS: dict[str, type[CallReader]] = {
     "json_list": JsonListReader,
     "json_object_or_list": JsonObjectOrListReader,
     "json_objects": JsonObjectsReader,
+    "key_tags": KeyTagsReader,
     "name_then_arguments": NameThenArgumentsReader,
     "xml_parameters": XmlParametersReader,
     "pythonic": PythonicReader,
