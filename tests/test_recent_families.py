@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from parsing_support import parse_both as parse_both_ways
+from template_corpus import special_tokens
 
 import chatcodec
 from chatcodec.parse.stream import ParseResult
@@ -32,7 +33,8 @@ TOOLS = [
 
 @cache
 def codec_for(template: str) -> chatcodec.Codec:
-    return chatcodec.load(TEMPLATES / f"{template}.jinja")
+    path = TEMPLATES / f"{template}.jinja"
+    return chatcodec.load(path, special_tokens=special_tokens(path))  # its end-of-sequence token too
 
 
 def parse_both(template: str, text: str, **options: Any) -> ParseResult:

@@ -225,12 +225,13 @@ def with_answer_opening(probes: Probes, framing: Framing, reasoning: ReasoningSy
     answer_open = rest if rest.strip(WHITESPACE) else ""
     answer_close = ""
     closing = dict(KNOWN_ANSWER_TAGS).get(answer_open, "")
-    if closing and all(end.startswith(closing) for end in framing.end):
+    if closing and framing.end and framing.end[0].startswith(closing):
         # The template closes the answer before the turn ends (Kimi K3's
         # <|close|>response<|sep|>, then <|close|>message<|sep|>…): its calls come after
         # that closing tag, and the turn ends after them without it.
         answer_close = closing
-        framing = replace(framing, end=(*framing.end, *(end[len(closing) :] for end in framing.end)))
+        unclosed = tuple(end[len(closing) :] for end in framing.end if end.startswith(closing))
+        framing = replace(framing, end=(*framing.end, *unclosed))
     if not answer_open and reasoning is not None:
         # Tags the system prompt asks the answer to be written between (Granite 3.3: "write
         # your response between <response></response>"), which the template does not write.
