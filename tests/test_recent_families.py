@@ -264,3 +264,18 @@ def test_minimax_m3_arguments_that_do_not_nest_are_kept_as_written() -> None:
     cut = f'</mm:think>{MM}<tool_call>\n{MM}<invoke name="get_weather">{MM}<city>Par'
     result = parse_both("MiniMax-M3", cut, prompt=prompt("MiniMax-M3"))
     assert result.finish_reason == "length" and [d.kind for d in result.diagnostics] == ["unclosed_tool_call"]
+
+
+def test_kimi_k3_names_and_keys_are_unescaped_attributes() -> None:
+    # The template escapes '"' and '&' in attribute values (a tool's name, an argument's key).
+    tools = [{"type": "function", "function": {"name": "a&b", "parameters": {"type": "object", "properties": {}}}}]
+    text = (
+        '<|close|>response<|sep|><|open|>tools<|sep|><|open|>call tool="a&amp;b" index="1"<|sep|>'
+        '<|open|>argument key="say &quot;hi&quot;" type="string"<|sep|>x &amp; y<|close|>argument<|sep|>'
+        "<|close|>call<|sep|><|close|>tools<|sep|>"
+    )
+    codec = codec_for("Moonshot-Kimi-K3")
+    start = codec.render([{"role": "user", "content": "hi"}], tools=tools, add_generation_prompt=True, thinking=False)
+    result = parse_both_ways(codec, text, prompt=start, tools=tools)
+    # (A value is written raw: its "&amp;" is the model's text.)
+    assert calls(result) == [("a&b", {'say "hi"': "x &amp; y"})] and not result.diagnostics

@@ -654,6 +654,7 @@ XTML = _xml(
     markers=('<|open|>call tool="', '<|open|>argument key="'),
     # The argument's own type says whether its value is a string or JSON.
     typed_by={f'" type="{kind}"<|sep|>': "string" if kind == "string" else "json" for kind in _XTML_TYPES},
+    escaped_attributes=True,
 )
 
 # MiniMax-M3: every tag after the template's mark; each argument between tags named by its key.

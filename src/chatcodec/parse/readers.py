@@ -554,9 +554,13 @@ class XmlParametersReader(CallReader):
         typed_by: dict[str, str] | None = None,
         bare_name: bool = False,
         namespaced: bool = False,
+        escaped_attributes: bool = False,
     ) -> None:
         super().__init__(calls, schemas)
         self.typed_by = typed_by or {}
+        # Names and keys are attribute values the template escapes (Kimi K3's ``&quot;`` and
+        # ``&amp;``): read unescaped.
+        self.escaped_attributes = escaped_attributes
         # Names are written "TOOL.FUNCTION" (Muse): a name the tools lack whose last part
         # they have is that function.
         self.namespaced = namespaced
@@ -598,6 +602,8 @@ class XmlParametersReader(CallReader):
             self._name_done(call, piece.start)
         elif where == "param_name" and (kind in self._NAME_ENDS or kind == "PARAM_NAME_END"):
             key = "".join(state.pop("key_parts", [])).strip()
+            if self.escaped_attributes:
+                key = _unescape_attribute(key)
             if "<" in key and key.rfind(">") > key.find("<") and key[key.rfind(">") + 1 :].strip():
                 # A name, then another name's tags before any value
                 # (``location</arg_key><arg_key>count``): the value is the last name's.
@@ -667,6 +673,8 @@ class XmlParametersReader(CallReader):
     def _name_done(self, call: ToolCallBlock, position: int) -> None:
         if call.name is None:
             name = "".join(call.name_parts).strip()
+            if self.escaped_attributes:
+                name = _unescape_attribute(name)
             if self.namespaced and "." in name and self.calls.knows(name) is False:
                 function = name.rsplit(".", 1)[1]
                 if self.calls.knows(function):
@@ -728,6 +736,11 @@ class XmlParametersReader(CallReader):
 
 
 _WRAPPERS = ("arguments", "input")
+
+
+def _unescape_attribute(text: str) -> str:
+    """An attribute value as written before its template escaped ``"`` and ``&``."""
+    return text.replace("&quot;", '"').replace("&amp;", "&") if "&" in text else text
 
 
 def _object_in(text: str) -> dict[str, Any] | None:
