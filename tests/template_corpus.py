@@ -70,4 +70,10 @@ def special_tokens(path: Path) -> dict[str, str]:
         return {"bos_token": "<BOS_TOKEN>", "eos_token": "<|END_OF_TURN_TOKEN|>"}  # Cohere
     if "<start_of_turn>" in source or "<|turn>" in source:
         return {"bos_token": "<bos>", "eos_token": "<eos>"}
+    if "<|end_of_msg|>" in source:
+        return {"eos_token": "<|end_of_msg|>"}  # Kimi K3
+    if "<end_of_sentence>" in source:
+        return {"bos_token": "<begin_of_document>", "eos_token": "<end_of_sentence>"}  # MiniMax-M1
+    if "[e~[" in source:
+        return {"eos_token": "[e~["}  # MiniMax-M2 and M3
     return {"bos_token": "<s>", "eos_token": "</s>"}

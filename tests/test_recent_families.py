@@ -279,3 +279,75 @@ def test_kimi_k3_names_and_keys_are_unescaped_attributes() -> None:
     result = parse_both_ways(codec, text, prompt=start, tools=tools)
     # (A value is written raw: its "&amp;" is the model's text.)
     assert calls(result) == [("a&b", {'say "hi"': "x &amp; y"})] and not result.diagnostics
+
+
+@pytest.mark.parametrize("template", ["DeepSeek-V3.2-llamacpp", "DeepSeek-V4", "DeepSeek-V4-Flash-0731"])
+def test_dsml_content_before_calls_round_trips(template: str) -> None:
+    # The templates write a blank line between the content and the section: both newlines are
+    # the section's, or the content reads back with one of them (llama.cpp's test-chat.cpp).
+    codec = codec_for(template)
+    call = {"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}
+    conversation = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Let me look.", "tool_calls": [call]}]
+    assert "Let me look.\n\n<｜DSML｜" in codec.render(conversation, tools=TOOLS)
+    report = codec.roundtrip(conversation, tools=TOOLS)
+    assert report.text_survived and report.transcript.messages[-1].content == "Let me look."
+
+
+def test_kimi_k3_answer_opening_without_a_prompt() -> None:
+    # llama.cpp's test-chat.cpp parses K3 output with no prompt: an answer that starts with its
+    # own opening tag (thinking off) is the answer, the tag no part of it.
+    text = "<|open|>response<|sep|>Hello, world!\nWhat's up?<|close|>response<|sep|><|close|>message<|sep|>"
+    result = parse_both("Moonshot-Kimi-K3", text)
+    assert (result.message.reasoning_content, result.message.content) == (None, "Hello, world!\nWhat's up?")
+    text = "<|open|>think<|sep|>Hm.<|close|>think<|sep|><|open|>response<|sep|>Hi.<|close|>response<|sep|>"
+    result = parse_both("Moonshot-Kimi-K3", text)
+    assert (result.message.reasoning_content, result.message.content) == ("Hm.", "Hi.")
+
+
+def test_minicpm5_a_cdata_value_holds_tags() -> None:
+    # llama.cpp's test-chat.cpp: a CDATA value ends only at "]]></param>", so the closing tags
+    # it holds are its text; the template writes such a value in CDATA and reads it back.
+    value = '<a href="/x">hi</a> </param></function>'
+    text = f'<function name="get_weather"><param name="city"><![CDATA[{value}]]></param></function>'
+    result = parse_both("OpenBMB-MiniCPM5-1B", text, prompt=prompt("OpenBMB-MiniCPM5-1B"))
+    assert calls(result) == [("get_weather", {"city": value})] and result.message.content is None
+    assert not result.diagnostics
+    codec = codec_for("OpenBMB-MiniCPM5-1B")
+    call = {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": {"city": value}}}
+    report = codec.roundtrip([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "", "tool_calls": [call]}], tools=TOOLS)
+    assert report.text_survived
+
+
+def test_minimax_m3_a_key_written_twice_is_a_list() -> None:
+    # vLLM's MiniMax-M3 tests: sibling tags of one name are the elements of a list.
+    body = f"{MM}<city>Paris{MM}</city>{MM}<options>{MM}<tag>a{MM}</tag>{MM}<tag>b{MM}</tag>{MM}</options>"
+    text = f'</mm:think>{MM}<tool_call>\n{MM}<invoke name="get_weather">{body}{MM}</invoke>\n{MM}</tool_call>'
+    result = parse_both("MiniMax-M3", text, prompt=prompt("MiniMax-M3"))
+    assert calls(result) == [("get_weather", {"city": "Paris", "options": {"tag": ["a", "b"]}})]
+    assert not result.diagnostics
+
+
+def test_kimi_k3_transcript_reads_numbered_tool_results() -> None:
+    # A result's header names its tool and numbers it as the call was (` index="1"<|sep|>`),
+    # spelled like a call's name end: the two share the spelling.
+    codec = codec_for("Moonshot-Kimi-K3")
+    calls_made = [
+        {"id": f"c{i}", "type": "function", "function": {"name": "get_weather", "arguments": {"city": city}}}
+        for i, city in enumerate(["Paris", "Rome"], 1)
+    ]
+    conversation = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "", "tool_calls": calls_made},
+        {"role": "tool", "tool_call_id": "c1", "content": "18 C"},
+        {"role": "tool", "tool_call_id": "c2", "content": "21 C"},
+        {"role": "assistant", "content": "Warm."},
+    ]
+    text = codec.render(conversation, tools=TOOLS)
+    assert 'role="tool" tool="get_weather" index="2"<|sep|>21 C' in text
+    messages = codec.parse_transcript(text).messages
+    assert [(m.role, m.content, m.name) for m in messages if m.role == "tool"] == [
+        ("tool", "18 C", "get_weather"),
+        ("tool", "21 C", "get_weather"),
+    ]
+    [with_calls] = [m for m in messages if m.tool_calls]
+    assert [json.loads(c.function.arguments) for c in with_calls.tool_calls or []] == [{"city": "Paris"}, {"city": "Rome"}]

@@ -289,6 +289,12 @@ def compose(
             rules.append(
                 f"                     | {lead_part}explicit_reasoning {header_after}{answer}{calls_part}{end}"
             )
+            if answer_close:
+                # An answer whose opening tag the text starts with has no reasoning before it
+                # (Kimi K3 with thinking off: <|open|>response<|sep|>…).
+                rules.append(
+                    f"                     | {lead_part}{answer_open} CONTENT? {answer_close}?{calls_part}{end}"
+                )
             if calls is not None:
                 rules.append(f"                     | {lead_part}open_reasoning calls{resumed}{end}")
             rules.append(f"                     | {lead_part}open_reasoning{end}")

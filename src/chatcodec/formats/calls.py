@@ -473,6 +473,7 @@ def _xml(
     markers: tuple[str, ...],
     calls_begin: tuple[str, ...] = (),
     calls_end: tuple[str, ...] = (),
+    cdata: tuple[tuple[str, ...], tuple[str, ...]] | None = None,
     **options: object,
 ) -> CallSyntax:
     # (Spellings read with a ``noncanonical`` diagnostic; the other options are the reader's.)
@@ -489,7 +490,11 @@ def _xml(
         pairs.insert(1, ("NAME_END", name_end))
     if calls_begin:
         pairs += [("CALLS_BEGIN", calls_begin), ("CALLS_END", calls_end)]
+    if cdata:
+        pairs += [("CDATA_OPEN", cdata[0]), ("CDATA_CLOSE", cdata[1])]
     piece = "xml_parameters_bare_name" if not name_end else "xml_parameters_section" if calls_begin else "xml_parameters"
+    if cdata:
+        piece = "xml_parameters_cdata"
     if not name_end:
         options.setdefault("bare_name", True)
     return CallSyntax(
@@ -541,12 +546,18 @@ SEED = _xml(
 )
 
 
-def _invoke(name: str, prefix: str, section: str | tuple[str, ...], description: str, **options: object) -> CallSyntax:
+def _invoke(
+    name: str, prefix: str, section: str | tuple[str, ...], description: str, *, gap: str = "\n", **options: object
+) -> CallSyntax:
+    """``gap``: the whitespace the template writes between the content and the section (a model
+    may leave it out, or write one newline)."""
     sections = (section,) if isinstance(section, str) else section
+    openings = [s for one in sections for s in around(f"<{prefix}{one}>", before="\n", after="\n")]
+    openings += [gap + s for s in openings if not s.startswith("\n") and gap != "\n"]
     return _xml(
         name,
         description,
-        calls_begin=tuple(s for one in sections for s in around(f"<{prefix}{one}>", before="\n", after="\n")),
+        calls_begin=tuple(openings),
         calls_end=tuple(s for one in sections for s in around(f"</{prefix}{one}>", before="\n", after="\n")),
         call_open=around(f'<{prefix}invoke name="', before="\n"),
         name_end=around('">', after="\n"),
@@ -587,6 +598,7 @@ DSML = _invoke(
     ("function_calls", "tool_calls"),
     '<｜DSML｜function_calls><｜DSML｜invoke name="NAME"><｜DSML｜parameter name="KEY" string="true">VALUE…',
     param_name_end=('" string="true">', '" string="false">'),
+    gap="\n\n",  # the templates write the section after a blank line
     # The parameter's own flag says whether its value is a string or JSON.
     typed_by={'" string="true">': "string", '" string="false">': "json"},
 )
@@ -627,11 +639,12 @@ MINICPM = _xml(
     "minicpm",
     '<function name="NAME"><param name="KEY">VALUE</param></function>',
     call_open=around('<function name="', before="\n"),
-    # (One terminal for both ends of a name: they are spelled alike.)
-    name_end=('">', '"><![CDATA['),
+    name_end=('">',),
     param_open=('<param name="',),
-    param_name_end=('">', '"><![CDATA['),
-    param_close=("</param>", "]]></param>"),
+    param_name_end=('">',),
+    param_close=("</param>",),
+    # A CDATA value ends only at its block's end: the tags it holds are its text.
+    cdata=(('"><![CDATA[',), ("]]></param>",)),
     call_close=around("</function>", after="\n"),
     markers=('<function name="', '<param name="'),
 )

@@ -72,6 +72,9 @@ class Framing:
     # The tool turn's header is followed by the tool's name and then this (harmony's
     # ``<|start|>functions.NAME to=assistant...``); "" when the header holds no name.
     tool_name_close: str = ""
+    # ``tool_name_close`` holds the result's number, "1" for the first (Kimi K3's
+    # `` index="1"<|sep|>``): each number up to 64 is a spelling of it.
+    tool_name_numbered: bool = False
     # The template writes each tool result as a JSON string: its text between the quotes is
     # escaped.
     tool_content_json: bool = False
@@ -317,9 +320,18 @@ def grammar_piece(framing: Framing, reserved: frozenset[str] = frozenset()) -> F
     id_close_terminal = (
         optional("TOOL_ID_END", {framing.tool_id_close}) if framing.tool_id_close and "tool" in headers else None
     )
-    name_close_terminal = (
-        optional("TOOL_NAME_END", {framing.tool_name_close}) if framing.tool_name_close and "tool" in headers else None
-    )
+    name_close_terminal = None
+    if framing.tool_name_close and "tool" in headers and not framing.tool_name_numbered:
+        name_close_terminal = optional("TOOL_NAME_END", {framing.tool_name_close})
+    elif framing.tool_name_close and "tool" in headers:
+        # Numbered like the calls it answers (Kimi K3's `` index="1"<|sep|>`` after a call's
+        # name and after a result's tool): the call syntax's spelling too, which the grammar
+        # lets the two share (they are never taken in the same place).
+        numbers = {framing.tool_name_close.replace("1", str(number)) for number in range(1, 65)}
+        if not numbers & (claimed - reserved):
+            definitions["TOOL_NAME_END"] = numbers
+            claimed.update(numbers)
+            name_close_terminal = "TOOL_NAME_END"
     lead_terminal = optional("LEAD", {lead}) if lead else None
     # (After a reasoning message that ends in the next message's header, the answer's opening
     # comes with the lead the template writes before it: Muse's `` to=user<|message|>``.)

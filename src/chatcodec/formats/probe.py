@@ -439,6 +439,7 @@ def _with_tool_role(probes: Probes, framing: Framing) -> Framing:
         if not id_close:
             return framing
     name_close = ""
+    numbered = False
     if not id_close and PROBE_TOOL in header and header.index(PROBE_TOOL) > 0 and TOOL_RESULT not in header:
         # The header names the tool that answers (harmony's ``<|start|>functions.NAME to=...``).
         at = header.index(PROBE_TOOL)
@@ -454,7 +455,10 @@ def _with_tool_role(probes: Probes, framing: Framing) -> Framing:
         between = _between(two, TOOL_RESULT, TOOL_RESULT_2) or ""
         second_header = header + ids[1] + id_close if id_close and ids is not None else header
         second_header += PROBE_TOOL + name_close if name_close else ""
-        if between != footer + second_header:
+        if name_close and between == footer + header + PROBE_TOOL + name_close.replace("1", "2"):
+            # The header numbers the results after the tool's name (Kimi K3's ``index="1"``).
+            numbered = True
+        elif between != footer + second_header:
             separator = between
     headers = {**framing.headers, "tool": header}
     footers = {**framing.footers, "tool": footer}
@@ -475,6 +479,7 @@ def _with_tool_role(probes: Probes, framing: Framing) -> Framing:
         tool_separator=separator,
         tool_id_close=id_close,
         tool_name_close=name_close,
+        tool_name_numbered=numbered,
         tool_content_json=_content_as_json_string(probes, tag, ids, header + name_close + id_close, footer),
         assistant_after_tool=after_tool,
     )

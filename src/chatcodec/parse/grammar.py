@@ -29,7 +29,9 @@ START_SYMBOLS = ("completion", "completion_unprompted", "transcript")
 # Delimiters that may be spelled alike, the first taken where a state accepts both: a reasoning
 # block that is a message of its own ends with the message's end (harmony's ``<|end|>``, with
 # the next message's header left out), and it is the turn's end only where no reasoning is open.
-SHARED_SPELLINGS: tuple[tuple[str, str], ...] = (("THINK_CLOSE", "END"),)
+# A tool result's header may number it as the calls are (Kimi K3's `` index="1"<|sep|>`` after
+# a call's name and after a result's tool): one spelling, the call's where a state takes both.
+SHARED_SPELLINGS: tuple[tuple[str, str], ...] = (("THINK_CLOSE", "END"), ("NAME_END", "TOOL_NAME_END"))
 
 
 @dataclass(frozen=True)
@@ -88,7 +90,8 @@ class FamilyGrammar:
                 # rendered transcript's turn ends), and the preferred one's where a state takes it.
                 self.spellings[spelling] = pair[1]
                 self._preferred[spelling] = pair[0]
-        self.delimiters = frozenset(self.spellings.values())
+        # (A delimiter whose every spelling is shared is one still: where a state takes it.)
+        self.delimiters = frozenset(self.spellings.values()) | frozenset(self._preferred.values())
         # Outside its strings, JSON text is made of these characters only (NaN and Infinity
         # being Python's extensions). If no delimiter begins with one (whitespace aside), none
         # can begin inside a complete JSON value except within a string, and the engine may

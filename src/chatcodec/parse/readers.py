@@ -544,7 +544,7 @@ class XmlParametersReader(CallReader):
     arrives, any other is written when it ends. ``typed_by`` maps a delimiter's spelling to the
     type it announces (DeepSeek's ``string="true"``)."""
 
-    _NAME_ENDS = ("NAME_END", "PARAM_NAME_END")
+    _NAME_ENDS = ("NAME_END", "PARAM_NAME_END", "CDATA_OPEN")
 
     def __init__(
         self,
@@ -632,7 +632,7 @@ class XmlParametersReader(CallReader):
                 self._write(call, '"')
             else:
                 state["schema"] = schema
-        elif kind == "PARAM_CLOSE" and where == "value":
+        elif kind in ("PARAM_CLOSE", "CDATA_CLOSE") and where == "value":
             self._param_done(call)
 
     def close(self, call: ToolCallBlock) -> None:
@@ -845,13 +845,20 @@ def _key_tags(text: str, mark: str, schema: dict[str, Any] | None) -> Any:
         elements = [_key_tags(inner, mark, items if isinstance(items, dict) else None) for _, inner in members]
         return _NOT_TAGS if any(element is _NOT_TAGS for element in elements) else elements
     properties = schema.get("properties") if isinstance(schema, dict) else None
+    # A key written more than once is a list, an element a tag (``<tag>a</tag><tag>b</tag>``).
+    repeated = {key for key, _ in members if sum(1 for other, _ in members if other == key) > 1}
     values: dict[str, Any] = {}
     for key, inner in members:
         sub = properties.get(key) if isinstance(properties, dict) else None
+        if key in repeated:
+            sub = sub.get("items") if isinstance(sub, dict) else None
         value = _key_tags(inner, mark, sub if isinstance(sub, dict) else None)
-        if value is _NOT_TAGS or key in values:
+        if value is _NOT_TAGS:
             return _NOT_TAGS
-        values[key] = value
+        if key in repeated:
+            values.setdefault(key, []).append(value)
+        else:
+            values[key] = value
     return values
 
 
