@@ -351,3 +351,7 @@ def test_kimi_k3_transcript_reads_numbered_tool_results() -> None:
     ]
     [with_calls] = [m for m in messages if m.tool_calls]
     assert [json.loads(c.function.arguments) for c in with_calls.tool_calls or []] == [{"city": "Paris"}, {"city": "Rome"}]
+    # Its tools are a message of their own before the thinking-effort message, written as JSON
+    # with every level's keys sorted: read back, and the conversation renders the same text.
+    report = codec.roundtrip(conversation, tools=TOOLS)
+    assert report.transcript.tools == TOOLS and report.text_survived

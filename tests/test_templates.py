@@ -679,7 +679,6 @@ TOOL_ROUND_TRIP_GAPS = {
     "Upstage-Solar-Open-100B": "writes each tool result under the call's id and name, which its header holds",
     "SwissAI-Apertus-8B-Instruct": "writes the answer after a tool's result with neither a header nor an end, which is not read back",
     "ServiceNow-Apriel-1.5-15b-Thinker-unsloth": "without a system message it writes the tools block differently and adds a system turn",
-    "Moonshot-Kimi-K3": "writes the tools as a message of its own before its thinking-effort message, which is not read as the tools",
 }
 
 

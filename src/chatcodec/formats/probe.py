@@ -775,6 +775,8 @@ _NOTATIONS: tuple[tuple[str, Callable[[dict[str, Any], bool], str]], ...] = (
     ("json", lambda tool, wraps: _list_item_json(tool, wraps, 4)),
     ("json", lambda tool, wraps: _list_item_json(tool, wraps, 2)),
     ("json", lambda tool, wraps: json.dumps(tool["function"] if wraps else tool, separators=(",", ":"))),
+    # Compact with its keys sorted (Kimi K3's template sorts every level).
+    ("json", lambda tool, wraps: json.dumps(tool["function"] if wraps else tool, separators=(",", ":"), sort_keys=True)),
     ("python", lambda tool, wraps: str(tool["function"] if wraps else tool)),
 )
 
