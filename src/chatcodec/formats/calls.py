@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from chatcodec.formats.framing import terminal
 from chatcodec.resources import grammar_text
@@ -547,7 +548,7 @@ SEED = _xml(
 
 
 def _invoke(
-    name: str, prefix: str, section: str | tuple[str, ...], description: str, *, gap: str = "\n", **options: object
+    name: str, prefix: str, section: str | tuple[str, ...], description: str, *, gap: str = "\n", **options: Any
 ) -> CallSyntax:
     """``gap``: the whitespace the template writes between the content and the section (a model
     may leave it out, or write one newline)."""
@@ -562,7 +563,7 @@ def _invoke(
         call_open=around(f'<{prefix}invoke name="', before="\n"),
         name_end=around('">', after="\n"),
         param_open=around(f'<{prefix}parameter name="', before="\n"),
-        param_name_end=options.pop("param_name_end", around('">', after="\n")),  # type: ignore[arg-type]
+        param_name_end=options.pop("param_name_end", around('">', after="\n")),
         param_close=around(f"</{prefix}parameter>", after="\n"),
         call_close=around(f"</{prefix}invoke>", before="\n", after="\n"),
         markers=(f"<{prefix}invoke name=",),
