@@ -355,3 +355,22 @@ def test_kimi_k3_transcript_reads_numbered_tool_results() -> None:
     # with every level's keys sorted: read back, and the conversation renders the same text.
     report = codec.roundtrip(conversation, tools=TOOLS)
     assert report.transcript.tools == TOOLS and report.text_survived
+
+
+def test_hy3_tags_spelled_without_a_suffix(tmp_path: Path) -> None:
+    # The Hy3 template with its suffix variable empty, as the preview's tokenizer spells the
+    # tags (vLLM's Hy3 tests write them so): its own syntax, not GLM's.
+    source = (TEMPLATES / "Tencent-Hy3.jinja").read_text(encoding="utf-8")
+    assert "{%- set HYTK = ':opensource' %}" in source
+    path = tmp_path / "Tencent-Hy3-bare.jinja"
+    path.write_text(source.replace("{%- set HYTK = ':opensource' %}", "{%- set HYTK = '' %}"), encoding="utf-8")
+    codec = chatcodec.load(path)
+    assert codec.format.calls is not None and codec.format.calls.name == "hunyuan_bare"
+    text = (
+        "Sure.<tool_calls>\n<tool_call>get_weather<tool_sep>\n<arg_key>city</arg_key>\n<arg_value>Beijing</arg_value>\n"
+        "<arg_key>days</arg_key>\n<arg_value>2</arg_value>\n</tool_call>\n</tool_calls>"
+    )
+    start = codec.render([{"role": "user", "content": "hi"}], tools=TOOLS, add_generation_prompt=True)
+    result = parse_both_ways(codec, text, prompt=start, tools=TOOLS)
+    assert result.message.content == "Sure." and calls(result) == [("get_weather", {"city": "Beijing", "days": 2})]
+    assert not result.diagnostics

@@ -617,22 +617,30 @@ GLM = _xml(
     markers=("<arg_key>",),
 )
 
-# Tencent Hy3: GLM's tags, each suffixed with the deployment's name (":opensource"), a separator
-# after the function's name, and the calls in a section.
-_HY = ":opensource"
-HUNYUAN = _xml(
-    "hunyuan",
-    f"<tool_calls{_HY}><tool_call{_HY}>NAME<tool_sep{_HY}><arg_key{_HY}>KEY</arg_key{_HY}><arg_value{_HY}>VALUE</arg_value{_HY}></tool_call{_HY}></tool_calls{_HY}>",
-    calls_begin=around(f"<tool_calls{_HY}>", before="\n", after="\n"),
-    calls_end=around(f"</tool_calls{_HY}>", before="\n", after="\n"),
-    call_open=around(f"<tool_call{_HY}>", before="\n"),
-    name_end=around(f"<tool_sep{_HY}>", after="\n"),
-    param_open=around(f"<arg_key{_HY}>", before="\n"),
-    param_name_end=tuple(f"</arg_key{_HY}>" + gap + f"<arg_value{_HY}>" for gap in ("", "\n")),
-    param_close=around(f"</arg_value{_HY}>", after="\n"),
-    call_close=around(f"</tool_call{_HY}>", before="\n", after="\n"),
-    markers=(f"<tool_call{_HY}>", f"<arg_key{_HY}>"),
-)
+# Tencent Hy3: GLM's tags, each suffixed with the deployment's name (":opensource"; the preview's
+# tokenizer spells them bare), a separator after the function's name, the calls in a section.
+def _hunyuan(name: str, suffix: str) -> CallSyntax:
+    def tag(word: str) -> str:
+        return f"<{word}{suffix}>"
+
+    return _xml(
+        name,
+        f"{tag('tool_calls')}{tag('tool_call')}NAME{tag('tool_sep')}{tag('arg_key')}KEY{tag('/arg_key')}"
+        f"{tag('arg_value')}VALUE{tag('/arg_value')}{tag('/tool_call')}{tag('/tool_calls')}",
+        calls_begin=around(tag("tool_calls"), before="\n", after="\n"),
+        calls_end=around(tag("/tool_calls"), before="\n", after="\n"),
+        call_open=around(tag("tool_call"), before="\n"),
+        name_end=around(tag("tool_sep"), after="\n"),
+        param_open=around(tag("arg_key"), before="\n"),
+        param_name_end=tuple(tag("/arg_key") + gap + tag("arg_value") for gap in ("", "\n")),
+        param_close=around(tag("/arg_value"), after="\n"),
+        call_close=around(tag("/tool_call"), before="\n", after="\n"),
+        markers=(tag("tool_call"), tag("tool_sep"), tag("arg_key")),
+    )
+
+
+HUNYUAN = _hunyuan("hunyuan", ":opensource")
+HUNYUAN_BARE = _hunyuan("hunyuan_bare", "")
 
 # MiniCPM 5: XML with the names in attributes; a value holding "<", "&" or a newline is written
 # in a CDATA block, whose brackets are the tags' (the value is what they enclose).
@@ -736,8 +744,9 @@ GEMMA = CallSyntax(
 CANDIDATES: tuple[CallSyntax, ...] = (
     QWEN3_CODER,
     SEED,
-    GLM,
     HUNYUAN,
+    HUNYUAN_BARE,
+    GLM,
     MINIMAX,
     MINICPM,
     XTML,
