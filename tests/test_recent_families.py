@@ -374,3 +374,16 @@ def test_hy3_tags_spelled_without_a_suffix(tmp_path: Path) -> None:
     result = parse_both_ways(codec, text, prompt=start, tools=TOOLS)
     assert result.message.content == "Sure." and calls(result) == [("get_weather", {"city": "Beijing", "days": 2})]
     assert not result.diagnostics
+
+
+def test_minimax_m1_reasoning_named_by_the_caller() -> None:
+    # vLLM's MiniMax-M1 reasoning tests: the model writes <think>…</think>, which its template
+    # never shows; named at load, the block is reasoning (and a call inside it is read, said so).
+    path = TEMPLATES / "MiniMax-M1.jinja"
+    assert codec_for("MiniMax-M1").format.reasoning is None
+    codec = chatcodec.load(path, special_tokens=special_tokens(path), reasoning_tags=("<think>", "</think>"))
+    start = codec.render([{"role": "user", "content": "hi"}], tools=TOOLS, add_generation_prompt=True)
+    result = parse_both_ways(codec, "<think>\nThis is a reasoning section\n</think>\nThis is the rest", prompt=start, tools=TOOLS)
+    assert (result.message.reasoning_content, result.message.content) == ("This is a reasoning section", "This is the rest")
+    with pytest.raises(ValueError, match="reasoning_tags"):
+        chatcodec.load(path, reasoning_tags=("<think>", " "))

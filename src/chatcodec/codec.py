@@ -59,6 +59,7 @@ class Codec:
         *,
         clock: Callable[[], datetime] | None = None,
         family: str | None = None,
+        reasoning_tags: tuple[str, str] | None = None,
     ) -> None:
         self.template = template
         self.name = template.name
@@ -67,6 +68,7 @@ class Codec:
         self._clock = clock
         self._needs = template_needs(template.source)
         self._format: Format | None = format_named(family) if family else None
+        self._reasoning_tags = _checked_tags(reasoning_tags)
 
     @property
     def format(self) -> Format:
@@ -76,7 +78,11 @@ class Codec:
         if self._format is None:
             eos = self.special_tokens.get("eos_token")
             self._format = format_for_template(
-                self.name, self.source, self._probe_render, eos if isinstance(eos, str) else None
+                self.name,
+                self.source,
+                self._probe_render,
+                eos if isinstance(eos, str) else None,
+                reasoning_tags=self._reasoning_tags,
             )
         return self._format
 
@@ -478,22 +484,32 @@ def load(
     special_tokens: Mapping[str, str] | None = None,
     clock: Callable[[], datetime] | None = None,
     family: str | None = None,
+    reasoning_tags: tuple[str, str] | None = None,
 ) -> Codec:
     """Load a codec: a bundled template name (``"qwen3"``), a ``.jinja`` file, or a model folder.
 
     ``template_name`` picks a named template in a model folder (e.g. ``"tool_use"``);
     ``special_tokens`` overrides bos/eos/...; ``clock`` fixes what ``strftime_now`` sees;
-    ``family`` names the wire format when it cannot be told from the template.
+    ``family`` names the wire format when it cannot be told from the template;
+    ``reasoning_tags`` (opening, closing) are the model's reasoning markers where its template
+    never writes them (MiniMax-M1's ``("<think>", "</think>")``): they replace what is read off
+    the template.
     """
     template = find_template(name_or_path, template_name=template_name)
     if special_tokens:
         template.special_tokens.update(special_tokens)
     # A template that does not compile is reported now, by name, not at the first render.
     check_syntax(template.source, template.name)
-    return Codec(template, clock=clock, family=family)
+    return Codec(template, clock=clock, family=family, reasoning_tags=reasoning_tags)
 
 
-def load_from_tokenizer(tokenizer: Any, *, template_name: str | None = None, family: str | None = None) -> Codec:
+def load_from_tokenizer(
+    tokenizer: Any,
+    *,
+    template_name: str | None = None,
+    family: str | None = None,
+    reasoning_tags: tuple[str, str] | None = None,
+) -> Codec:
     """The codec of a loaded tokenizer's own chat template (``tokenizer.chat_template``), with
     its special tokens: what a server that holds the tokenizer, not the model folder, needs.
 
@@ -508,7 +524,16 @@ def load_from_tokenizer(tokenizer: Any, *, template_name: str | None = None, fam
         tuple(sorted(template.alternatives.items())),
         template.tool_use_source,
         family,
+        _checked_tags(reasoning_tags),
     )
+
+
+def _checked_tags(tags: tuple[str, str] | None) -> tuple[str, str] | None:
+    if tags is None:
+        return None
+    if not (isinstance(tags, (tuple, list)) and len(tags) == 2 and all(isinstance(t, str) and t.strip() for t in tags)):
+        raise ValueError(f"reasoning_tags must be two non-blank strings, (opening, closing); got {tags!r}")
+    return (tags[0], tags[1])
 
 
 @lru_cache(maxsize=32)
@@ -519,6 +544,7 @@ def _codec_of(
     alternatives: tuple[tuple[str, str], ...],
     tool_use_source: str | None,
     family: str | None,
+    reasoning_tags: tuple[str, str] | None = None,
 ) -> Codec:
     check_syntax(source, name)
     template = TemplateSource(
@@ -528,4 +554,4 @@ def _codec_of(
         alternatives=dict(alternatives),
         tool_use_source=tool_use_source,
     )
-    return Codec(template, family=family)
+    return Codec(template, family=family, reasoning_tags=reasoning_tags)

@@ -32,10 +32,17 @@ def hand_written_format(template_source: str) -> Format | None:
     return None
 
 
-def format_for_template(name: str, template_source: str, render: Render, eos_token: str | None = None) -> Format:
+def format_for_template(
+    name: str,
+    template_source: str,
+    render: Render,
+    eos_token: str | None = None,
+    *,
+    reasoning_tags: tuple[str, str] | None = None,
+) -> Format:
     """The format a template writes (raises ``UnsupportedTemplateError`` if its output does not
-    show where messages lie)."""
-    known = hand_written_format(template_source)
+    show where messages lie); ``reasoning_tags``, where given, are its reasoning markers."""
+    known = hand_written_format(template_source) if reasoning_tags is None else None
     if known is not None:
         return known
-    return derive_format(name, render, template_source, eos_token)
+    return derive_format(name, render, template_source, eos_token, reasoning_tags=reasoning_tags)

@@ -37,9 +37,18 @@ from chatcodec.parse.stream import StreamParser
 ALTERNATE_ENDS = (("<|eot_id|>", "<|eom_id|>"), ("<|eot|>", "<|eom|>"))
 
 
-def derive_format(name: str, render: Render, template_source: str, eos_token: str | None = None) -> Format:
+def derive_format(
+    name: str,
+    render: Render,
+    template_source: str,
+    eos_token: str | None = None,
+    *,
+    reasoning_tags: tuple[str, str] | None = None,
+) -> Format:
     """The format of a template, read off its output (raises ``FramingNotFound``). A model
-    ends its answer with the template's footer or with its end-of-sequence token: both end it."""
+    ends its answer with the template's footer or with its end-of-sequence token: both end it.
+    ``reasoning_tags`` are the reasoning markers where the caller knows them (the template may
+    never write them)."""
     probes = Probes(render, template_source)
     framing = read_framing(name, probes)
     turn_tags = [*framing.headers.values(), *framing.footers.values()]
@@ -78,7 +87,10 @@ def derive_format(name: str, render: Render, template_source: str, eos_token: st
     )
     if alternates:
         framing = replace(framing, end=(*framing.end, *alternates))
-    reasoning = find_reasoning(probes, framing)
+    if reasoning_tags is not None:
+        reasoning: ReasoningSyntax | None = ReasoningSyntax.from_tags(*reasoning_tags)
+    else:
+        reasoning = find_reasoning(probes, framing)
     if reasoning is not None:
         framing = header_before_reasoning(probes, framing, reasoning)
     framing = with_answer_opening(probes, framing, reasoning)
