@@ -278,3 +278,19 @@ def test_subprocess_stream_from_stdin() -> None:
     )
     assert failed.returncode == 2 and failed.stdout == b""
     assert failed.stderr.decode().count("\n") == 1 and b"Traceback" not in failed.stderr
+
+
+def test_parse_with_reasoning_tags_the_template_never_writes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    template = tmp_path / "plain.jinja"
+    template.write_text(
+        "{% for m in messages %}<|{{ m.role }}|>\n{{ m.content }}<|end|>\n{% endfor %}"
+        "{% if add_generation_prompt %}<|assistant|>\n{% endif %}",
+        encoding="utf-8",
+    )
+    completion = tmp_path / "out.txt"
+    completion.write_text("<think>Two steps.</think>Done.<|end|>", encoding="utf-8")
+    code, out, err = run_cli(["parse", "-t", str(template), str(completion)], capsys)
+    assert code == 0 and json.loads(out)["content"] == "<think>Two steps.</think>Done."
+    code, out, err = run_cli(["parse", "-t", str(template), "--reasoning-tags", "<think>", "</think>", str(completion)], capsys)
+    assert code == 0 and err == ""
+    assert json.loads(out) == {"role": "assistant", "content": "Done.", "reasoning_content": "Two steps."}

@@ -121,7 +121,7 @@ def _positive_int(text: str) -> int:
 
 
 def cmd_render(args: argparse.Namespace) -> int:
-    codec = chatcodec.load(args.template, template_name=args.template_name)
+    codec = _load(args)
     template_kwargs = _template_kwargs(args.set)
     messages, tools = _conversation(_read_json(args.file, "the conversation"))
     if args.tools:
@@ -175,7 +175,7 @@ def _tool_list(path: str | None) -> list[Any] | None:
 
 def _parser_for(args: argparse.Namespace) -> tuple[chatcodec.Codec, Any]:
     """The codec and a fresh stream parser, set up from the shared parse/stream options."""
-    codec = chatcodec.load(args.template, template_name=args.template_name)
+    codec = _load(args)
     prompt = _read_text_exactly(args.prompt) if args.prompt else None
     parser = codec.stream(prompt, tools=_tool_list(args.tools), strict=args.strict, reasoning=args.reasoning or None)
     return codec, parser
@@ -278,7 +278,7 @@ def transcript_to_dict(transcript: Transcript, *, keep_ids: bool = False) -> dic
 
 
 def cmd_transcript(args: argparse.Namespace) -> int:
-    codec = chatcodec.load(args.template, template_name=args.template_name)
+    codec = _load(args)
     transcript = codec.parse_transcript(_read_text_exactly(args.file))
     print(json.dumps(transcript_to_dict(transcript, keep_ids=args.ids), indent=2, ensure_ascii=False))
     return 0
@@ -298,7 +298,7 @@ def _ignored_kinds(kinds: Sequence[str] | None) -> frozenset[str]:
 
 
 def _roundtrip_settings(args: argparse.Namespace) -> RoundTripSettings:
-    codec = chatcodec.load(args.template, template_name=args.template_name)
+    codec = _load(args)
     _ = codec.family  # a template chatcodec cannot parse fails here, once, not on every line
     return RoundTripSettings(
         codec,
@@ -338,7 +338,7 @@ def cmd_masks(args: argparse.Namespace) -> int:
     from chatcodec.check.mask_job import MaskSettings, load_tokenizer
 
     check_run_options(args)
-    codec = chatcodec.load(args.template, template_name=args.template_name)
+    codec = _load(args)
     _ = codec.family  # a template chatcodec cannot parse fails here, once, not on every line
     try:
         load_tokenizer(args.tokenizer)  # a bad tokenizer file fails here, not once per worker
@@ -372,7 +372,7 @@ def _output_file(path: str) -> AbstractContextManager[IO[str]]:
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
-    codec = chatcodec.load(args.template, template_name=args.template_name)
+    codec = _load(args)
     if args.grammar:
         sys.stdout.write(codec.format.grammar_text)
         return 0
@@ -408,6 +408,17 @@ def _add_template_options(p: argparse.ArgumentParser) -> None:
     _one_line_errors(p)
     p.add_argument("--template", "-t", required=True, help="bundled name, .jinja file or model folder")
     p.add_argument("--template-name", help="a named template in a model folder (e.g. tool_use)")
+    p.add_argument(
+        "--reasoning-tags",
+        nargs=2,
+        metavar=("OPEN", "CLOSE"),
+        help="the model's reasoning markers, where its template never writes them (e.g. '<think>' '</think>')",
+    )
+
+
+def _load(args: argparse.Namespace) -> chatcodec.Codec:
+    tags = tuple(args.reasoning_tags) if args.reasoning_tags else None
+    return chatcodec.load(args.template, template_name=args.template_name, reasoning_tags=tags)
 
 
 def _add_parse_options(p: argparse.ArgumentParser) -> None:
