@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from chatcodec.formats.framing import terminal
+from chatcodec.formats.framing import numbered, terminal
 from chatcodec.resources import grammar_text
 
 _TERMINAL_NAME = re.compile(r"\b[A-Z][A-Z_]*\b")
@@ -668,7 +668,7 @@ XTML = _xml(
     calls_end=("<|close|>tools<|sep|>",),
     call_open=('<|open|>call tool="',),
     # (The index a call is written with is its place in the section: nothing to read.)
-    name_end=tuple(f'" index="{index}"<|sep|>' for index in range(1, 65)),
+    name_end=numbered('" index="1"<|sep|>'),
     param_open=('<|open|>argument key="',),
     param_name_end=tuple(f'" type="{kind}"<|sep|>' for kind in _XTML_TYPES),
     param_close=("<|close|>argument<|sep|>",),

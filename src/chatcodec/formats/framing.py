@@ -73,7 +73,7 @@ class Framing:
     # ``<|start|>functions.NAME to=assistant...``); "" when the header holds no name.
     tool_name_close: str = ""
     # ``tool_name_close`` holds the result's number, "1" for the first (Kimi K3's
-    # `` index="1"<|sep|>``): each number up to 64 is a spelling of it.
+    # `` index="1"<|sep|>``): each number ``numbered`` gives is a spelling of it.
     tool_name_numbered: bool = False
     # The template writes each tool result as a JSON string: its text between the quotes is
     # escaped.
@@ -101,6 +101,12 @@ class Framing:
     @property
     def roles(self) -> tuple[str, ...]:
         return tuple(self.headers)
+
+
+def numbered(spelling: str) -> tuple[str, ...]:
+    """A delimiter that holds a call's or a result's number, written "1" in ``spelling``, with
+    each number up to 64 (the most spellings a delimiter may have)."""
+    return tuple(spelling.replace("1", str(number)) for number in range(1, 65))
 
 
 # What a model writes beside the answer's opening a template renders: gpt-oss constrains its
@@ -327,7 +333,7 @@ def grammar_piece(framing: Framing, reserved: frozenset[str] = frozenset()) -> F
         # Numbered like the calls it answers (Kimi K3's `` index="1"<|sep|>`` after a call's
         # name and after a result's tool): the call syntax's spelling too, which the grammar
         # lets the two share (they are never taken in the same place).
-        numbers = {framing.tool_name_close.replace("1", str(number)) for number in range(1, 65)}
+        numbers = set(numbered(framing.tool_name_close))
         if not numbers & (claimed - reserved):
             definitions["TOOL_NAME_END"] = numbers
             claimed.update(numbers)

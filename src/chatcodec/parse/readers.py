@@ -13,6 +13,7 @@ import ast
 import json
 import keyword
 import re
+from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
@@ -839,14 +840,13 @@ def _key_tags(text: str, mark: str, schema: dict[str, Any] | None) -> Any:
         members.append((key, text[inner_start:end]))
         pos = end + len(end_tag)
     types = _types(schema)
-    as_list = "array" in types or (not types & {"object"} and all(key == "item" for key, _ in members))
-    if as_list and all(key == "item" for key, _ in members):
+    if all(key == "item" for key, _ in members) and ("array" in types or "object" not in types):
         items = schema.get("items") if isinstance(schema, dict) else None
         elements = [_key_tags(inner, mark, items if isinstance(items, dict) else None) for _, inner in members]
         return _NOT_TAGS if any(element is _NOT_TAGS for element in elements) else elements
     properties = schema.get("properties") if isinstance(schema, dict) else None
     # A key written more than once is a list, an element a tag (``<tag>a</tag><tag>b</tag>``).
-    repeated = {key for key, _ in members if sum(1 for other, _ in members if other == key) > 1}
+    repeated = {key for key, count in Counter(key for key, _ in members).items() if count > 1}
     values: dict[str, Any] = {}
     for key, inner in members:
         sub = properties.get(key) if isinstance(properties, dict) else None

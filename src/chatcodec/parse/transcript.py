@@ -114,6 +114,7 @@ class TranscriptReader:
         self.tools: list[dict[str, Any]] | None = None
         self._tool_text: list[str] | None = None
         self._tool_start = 0  # where the definition being read begins
+        self._schemas_of: tuple[int, Schemas | None] = (0, None)  # (tools read, their parameters)
         self._turn: _Turn | None = None
         self._last_role: str | None = None
         self._open_assistant: _Turn | None = None
@@ -282,10 +283,14 @@ class TranscriptReader:
         a Python literal) is typed by its tool's schema, as in a completion parsed with them."""
         if not self.tools:
             return None
-        try:
-            return tool_names_and_schemas(self.tools)[1]
-        except ChatCodecError:
-            return None  # a definition of no known shape types nothing
+        # (Read once for the tools read so far, not again for each assistant turn.)
+        if self._schemas_of[0] != len(self.tools):
+            try:
+                schemas: Schemas | None = tool_names_and_schemas(self.tools)[1]
+            except ChatCodecError:
+                schemas = None  # a definition of no known shape types nothing
+            self._schemas_of = (len(self.tools), schemas)
+        return self._schemas_of[1]
 
     def _flush_tool(self) -> None:
         if self._tool_text is None:
