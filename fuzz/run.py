@@ -1,9 +1,11 @@
 """Fuzz every format: valid outputs, truncations, mutations, delimiter soup, deep nesting.
 
-    python fuzz/run.py [--seed N] [--per-format N] [--format NAME ...] [--max-size N] [--jobs N]
+    python fuzz/run.py [--seed N] [--per-format N] [--format NAME ...] [--all-templates] [--max-size N] [--jobs N]
 
-For each format (the bundled ones and one real template per call syntax) it generates inputs
-from a seed and checks, on every input, the promises a parser of model output makes:
+For each format (the bundled ones, one real template per call syntax, and templates whose
+reasoning is written in ways of their own; with ``--all-templates``, every template in
+tests/templates that chatcodec frames, named by file stem) it generates inputs from a seed and
+checks, on every input, the promises a parser of model output makes:
 
 - lenient parsing raises nothing, and its spans tile the input;
 - ``codec.parse`` (no spans; its fast path remembers call shapes) gives the same message;
@@ -32,6 +34,7 @@ import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 try:
@@ -49,8 +52,20 @@ from chatcodec.events import ContentDelta, Diagnostic, Event, ReasoningDelta, To
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATES = ROOT / "tests" / "templates"
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A real template loaded in a way its file alone does not say: with one line of its source
+    replaced (a spelling the model's tokenizer uses), or with reasoning tags the caller names."""
+
+    template: str
+    replace: tuple[str, str] | None = None
+    reasoning_tags: tuple[str, str] | None = None
+
+
 # The bundled formats, and one real template per call syntax (the README's table).
-FORMATS: dict[str, str] = {
+FORMATS: dict[str, str | Variant] = {
     "qwen3": "qwen3",
     "deepseek": "deepseek",
     "llama3_hermes": "llama3_hermes",
@@ -61,6 +76,7 @@ FORMATS: dict[str, str] = {
     "pythonic_list": "vLLM-Llama-4-pythonic",
     "pythonic": "LiquidAI-LFM2.5-8B-A1B",
     "olmo3": "AllenAI-Olmo-3.1-32B-Instruct",
+    "lfm2_json": "LiquidAI-LFM2-8B-A1B-llamacpp-first",
     "mistral": "Mistral-Small-3.2-24B-Instruct-2506",
     "mistral_list": "Mistral-7B-Instruct-v0.3-jsonschema",
     "qwen3_coder": "Qwen-Qwen3-Coder",
@@ -69,15 +85,52 @@ FORMATS: dict[str, str] = {
     "harmony": "OpenAI-gpt-oss-120b",
     "minimax": "MiniMax-M2",
     "seed": "ByteDance-Seed-OSS-36B-Instruct",
+    "granite": "IBM-granite-3.0-2b-instruct",
     "tool_calls_list": "AI21-Jamba-Large-1.6",
+    "toolcall_list": "NVIDIA-Nemotron-Nano-9B-v2",
+    "json_list": "cogito-v1-preview-llama-3B",
+    "functools": "Microsoft-Phi-4-mini-instruct",
     "cohere": "CohereForAI-c4ai-command-r7b-12-2024-tool_use",
     "gemma": "Google-gemma-4-31B-it",
+    "functionary": "MeetKai-functionary-medium-v3.1",
+    "apertus": "SwissAI-Apertus-8B-Instruct",
+    "solar": "Upstage-Solar-Open-100B",
     "atem": "Muse-Glimmer",
+    "gigachat": "SberDevices-GigaChat3.1-10B-A1.8B",
+    "gigachat3": "SberDevices-GigaChat3-10B-A1.8B",
     "hunyuan": "Tencent-Hy3",
+    # No template in the corpus spells Hy3's tags bare; its preview's tokenizer does.
+    "hunyuan_bare": Variant("Tencent-Hy3", replace=("{%- set HYTK = ':opensource' %}", "{%- set HYTK = '' %}")),
     "minicpm": "OpenBMB-MiniCPM5-1B",
     "minimax_m1": "MiniMax-M1",
     "xtml": "Moonshot-Kimi-K3",
     "minimax_m3": "MiniMax-M3",
+    # Reasoning written otherwise than the formats above write it: phrases, other tags, a
+    # prompt that opens the block, an answer in tags of its own, markers the caller names.
+    "granite_3_2": "IBM-granite-3.2-8b-instruct",  # "Here is my thought process:" ... "Here is my response:"
+    "granite_3_3": "IBM-granite-3.3-2b-instruct",  # <think>, then the answer in <response> tags
+    "apriel_1_5": "ServiceNow-Apriel-1.5-15b-Thinker-unsloth",  # <thinking>
+    "apriel_1_6": "ServiceNow-Apriel-1.6-15b-Thinker-fixed",  # "Here are my reasoning steps:" ... [BEGIN FINAL RESPONSE]
+    "magistral": "Mistral-Ministral-3-14B-Reasoning-2512",  # [THINK] ... [/THINK]
+    "exaone_deep": "LGAI-EXAONE-Deep-32B",  # <thought>, opened by the prompt
+    "exaone4": "LGAI-EXAONE-4.0-1.2B",
+    "kimi_k2_thinking": "Moonshot-Kimi-K2-Thinking",
+    "command_a_reasoning": "Cohere-command-a-reasoning-08-2025",  # <|START_THINKING|>
+    "qwen3_thinking": "Qwen3-4B-Thinking-2507",  # the prompt opens <think>
+    "qwen3_5": "Qwen-Qwen3.5-4B",
+    "nemotron3_nano": "NVIDIA-Nemotron-3-Nano-30B-A3B",
+    "nemotron3_5": "NVIDIA-Nemotron-3.5",
+    "step3_5": "StepFun-Step-3.5-Flash",
+    "smollm3": "HuggingFaceTB-SmolLM3-3B",
+    "phi4_reasoning": "Microsoft-Phi-4-reasoning",
+    "olmo3_think": "AllenAI-OLMo-3-Think-openinstruct",
+    "glm4_7": "ZhipuAI-GLM-4.7-Flash",
+    "deepseek_v3_1": "DeepSeek-V3.1",
+    "deepseek_v4": "DeepSeek-V4",
+    "gpt_oss_20b": "OpenAI-gpt-oss-20b-2025-08-07",
+    "gemma4_interleaved": "Google-gemma-4-31B-it-interleaved",
+    # MiniMax-M1's template never writes the <think> blocks the model does.
+    "minimax_m1_think": Variant("MiniMax-M1", reasoning_tags=("<think>", "</think>")),
 }
 TOOLS = [
     {"type": "function", "function": {"name": "get_weather", "description": "The weather in a city.", "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}}}},
@@ -91,10 +144,35 @@ PIECES = [
 
 
 def load(name: str) -> chatcodec.Codec:
-    path = TEMPLATES / f"{FORMATS[name]}.jinja"
+    """The codec of a format of FORMATS, or of a template in tests/templates by its file stem."""
+    spec = FORMATS.get(name, name)
+    variant = spec if isinstance(spec, Variant) else Variant(spec)
+    path = TEMPLATES / f"{variant.template}.jinja"
     if not path.exists():
-        return chatcodec.load(FORMATS[name])
-    return chatcodec.load(path, special_tokens=special_tokens(path))
+        return chatcodec.load(variant.template)
+    tokens = special_tokens(path)
+    if variant.replace is not None:
+        source = path.read_text(encoding="utf-8")
+        old, new = variant.replace
+        if old not in source:
+            raise ValueError(f"{name}: {old!r} is not in {path.name}")
+        # A tokenizer object is how a template that is not a file is loaded.
+        tokenizer = SimpleNamespace(chat_template=source.replace(old, new, 1), name_or_path=f"{variant.template}-{name}", **tokens)
+        return chatcodec.load_from_tokenizer(tokenizer, reasoning_tags=variant.reasoning_tags)
+    return chatcodec.load(path, special_tokens=tokens, reasoning_tags=variant.reasoning_tags)
+
+
+def framed_templates() -> list[str]:
+    """The stems of the templates in tests/templates that chatcodec frames: the ones whose
+    format can be read (tests/test_templates.py lists those it cannot, and why)."""
+    names = []
+    for path in sorted(TEMPLATES.glob("*.jinja")):
+        try:
+            load(path.stem).format  # noqa: B018 - reading the format is the check
+        except chatcodec.ChatCodecError:
+            continue
+        names.append(path.stem)
+    return names
 
 
 # -- inputs -------------------------------------------------------------------------------------
@@ -450,12 +528,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--per-format", type=int, default=1000)
     parser.add_argument("--max-size", type=int, default=2000, help="characters per input, at most")
-    parser.add_argument("--format", action="append", choices=sorted(FORMATS), help="only this format (repeatable)")
+    parser.add_argument(
+        "--format", action="append", metavar="NAME", help="only this format, or template of tests/templates by stem (repeatable)"
+    )
+    parser.add_argument(
+        "--all-templates", action="store_true", help="every template in tests/templates that chatcodec frames, by file stem"
+    )
     parser.add_argument("--progress", type=int, default=0, metavar="N", help="report every N inputs of a format")
     parser.add_argument("--jobs", type=int, default=1, metavar="N", help="processes (each format's inputs split among them)")
     args = parser.parse_args(argv)
+    if args.all_templates:
+        names = framed_templates()
+    else:
+        names = args.format or list(FORMATS)
+    unknown = [name for name in names if name not in FORMATS and not (TEMPLATES / f"{name}.jinja").exists()]
+    if unknown:
+        parser.error(f"no format or template named {', '.join(unknown)} (formats: {', '.join(sorted(FORMATS))})")
     violations = run(
-        args.format or list(FORMATS),
+        names,
         args.seed,
         args.per_format,
         args.max_size,
