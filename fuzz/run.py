@@ -44,7 +44,7 @@ except ImportError:  # running from a checkout without installing
     import chatcodec
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from template_corpus import special_tokens  # noqa: E402 - the model's bos/eos tokens
+from template_corpus import HY3_BARE_SUFFIX, special_tokens  # noqa: E402 - the model's bos/eos tokens
 
 from chatcodec.adapters.openai import ChunkAdapter
 from chatcodec.errors import ParseError
@@ -99,8 +99,7 @@ FORMATS: dict[str, str | Variant] = {
     "gigachat": "SberDevices-GigaChat3.1-10B-A1.8B",
     "gigachat3": "SberDevices-GigaChat3-10B-A1.8B",
     "hunyuan": "Tencent-Hy3",
-    # No template in the corpus spells Hy3's tags bare; its preview's tokenizer does.
-    "hunyuan_bare": Variant("Tencent-Hy3", replace=("{%- set HYTK = ':opensource' %}", "{%- set HYTK = '' %}")),
+    "hunyuan_bare": Variant("Tencent-Hy3", replace=HY3_BARE_SUFFIX),
     "minicpm": "OpenBMB-MiniCPM5-1B",
     "minimax_m1": "MiniMax-M1",
     "xtml": "Moonshot-Kimi-K3",

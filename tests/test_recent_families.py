@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from parsing_support import parse_both as parse_both_ways
-from template_corpus import special_tokens
+from template_corpus import HY3_BARE_SUFFIX, special_tokens
 
 import chatcodec
 from chatcodec.parse.stream import ParseResult
@@ -361,9 +361,10 @@ def test_hy3_tags_spelled_without_a_suffix(tmp_path: Path) -> None:
     # The Hy3 template with its suffix variable empty, as the preview's tokenizer spells the
     # tags (vLLM's Hy3 tests write them so): its own syntax, not GLM's.
     source = (TEMPLATES / "Tencent-Hy3.jinja").read_text(encoding="utf-8")
-    assert "{%- set HYTK = ':opensource' %}" in source
+    suffixed, bare = HY3_BARE_SUFFIX
+    assert suffixed in source
     path = tmp_path / "Tencent-Hy3-bare.jinja"
-    path.write_text(source.replace("{%- set HYTK = ':opensource' %}", "{%- set HYTK = '' %}"), encoding="utf-8")
+    path.write_text(source.replace(suffixed, bare), encoding="utf-8")
     codec = chatcodec.load(path)
     assert codec.format.calls is not None and codec.format.calls.name == "hunyuan_bare"
     text = (
