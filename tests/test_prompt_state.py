@@ -14,6 +14,7 @@ from parsing_support import feed_in_chunks, normalized, summarize
 from template_corpus import template
 
 import chatcodec
+from chatcodec.adapters.openai import ChunkAdapter
 from chatcodec.events import ContentDelta, ToolCallArgumentsDelta, ToolCallEnd, ToolCallStart
 
 QWEN3 = chatcodec.load("qwen3")
@@ -69,6 +70,66 @@ def test_a_call_the_prefill_holds_whole_is_not_the_completions() -> None:
     events, result = feed_in_chunks(QWEN3, "It is sunny.<|im_end|>", [3], prompt=prompt)
     assert result.message.tool_calls is None and result.message.content == "It is sunny."
     assert not any(isinstance(e, (ToolCallStart, ToolCallEnd)) for e in events)
+
+
+TOOLS = [
+    {"type": "function", "function": {"name": name, "parameters": {"type": "object", "properties": {}}}}
+    for name in ("get_weather", "search")
+]
+MINIMAX_M1 = chatcodec.load(template("MiniMax-M1"))
+PARIS = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
+
+
+def _minimax_prompt(prefill: str) -> str:
+    return MINIMAX_M1.render(QUESTION, tools=TOOLS, add_generation_prompt=True) + prefill
+
+
+@pytest.mark.parametrize("size", [1, 3, 1000])
+def test_a_list_of_calls_the_prompt_began_keeps_its_whole_elements(size: int) -> None:
+    # The prompt wrote one call of MiniMax-M1's list whole: the completion only closes the
+    # list, which is no call, no text and no error.
+    prompt = _minimax_prompt(f"<tool_calls>\n{PARIS}\n")
+    completion = "</tool_calls><end_of_sentence>"
+    events, result = feed_in_chunks(MINIMAX_M1, completion, [size], prompt=prompt)
+    assert result.message.tool_calls is None and not result.message.content
+    assert not any(isinstance(e, (ToolCallStart, ToolCallArgumentsDelta, ToolCallEnd)) for e in events)
+    assert result.diagnostics == [] and [s.kind for s in result.spans] == ["delimiter"] * len(result.spans)
+    assert result.reassemble() == completion
+    chunks = list(ChunkAdapter("x").chunks(events))
+    assert not any(chunk["choices"][0]["delta"].get("tool_calls") for chunk in chunks)
+
+
+@pytest.mark.parametrize("size", [1, 4, 1000])
+def test_the_completion_s_calls_in_a_list_the_prompt_began_count_from_0(size: int) -> None:
+    rome = '{"name": "get_weather", "arguments": {"city": "Rome"}}'
+    # The completion adds a call after the prompt's, or finishes the one the prompt ends inside.
+    for prefill, completion in [
+        (f"<tool_calls>\n{PARIS}\n", f"{rome}\n</tool_calls><end_of_sentence>"),
+        (f"<tool_calls>\n{PARIS}\n{rome[:41]}", f"{rome[41:]}\n</tool_calls><end_of_sentence>"),
+    ]:
+        events, result = feed_in_chunks(MINIMAX_M1, completion, [size], prompt=_minimax_prompt(prefill))
+        (call,) = result.message.tool_calls or []
+        assert (call.function.name, json.loads(call.function.arguments)) == ("get_weather", {"city": "Rome"})
+        assert isinstance(events[0], ToolCallStart) and events[0].index == 0
+        arguments = call.function.arguments
+        assert summarize(events)["calls"] == {0: {"id": call.id, "name": "get_weather", "arguments": arguments, "end": arguments}}
+        assert result.diagnostics == [] and result.reassemble() == completion
+
+
+def test_text_after_the_calls_of_a_list_the_prompt_began_is_content() -> None:
+    completion = "oops</tool_calls><end_of_sentence>"
+    events, result = feed_in_chunks(MINIMAX_M1, completion, [2], prompt=_minimax_prompt(f"<tool_calls>\n{PARIS}\n"))
+    assert result.message.content == "oops" and result.message.tool_calls is None
+    # Reported where the completion begins, never at a position in the prompt.
+    assert [(d.kind, d.position) for d in result.diagnostics] == [("malformed_tool_call", 0)]
+    assert result.reassemble() == completion
+
+
+def test_a_delimiter_the_prompt_began_gives_none_of_its_prompt_part_to_the_content() -> None:
+    prompt = QWEN3.render(QUESTION, add_generation_prompt=True, enable_thinking=False) + "<tool_ca"
+    result = QWEN3.parse_detailed("ll>\nnot json</tool_call><|im_end|>", prompt)
+    assert result.message.content == "ll>\nnot json</tool_call>"
+    assert [(d.kind, d.position) for d in result.diagnostics] == [("malformed_tool_call", 0)]
 
 
 def test_a_tag_the_prompt_ends_with_may_go_on_in_the_completion() -> None:

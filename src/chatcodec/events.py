@@ -127,7 +127,8 @@ DiagnosticKind = Literal[
 class Diagnostic:
     """Something in the model output that does not follow the format; nothing was dropped.
 
-    ``position`` is the character offset in the completion (not counting the prompt).
+    ``position`` is the character offset in the completion (not counting the prompt); what
+    began in the prompt (a tool call a prefill opened) is reported at 0.
     """
 
     kind: str

@@ -145,12 +145,39 @@ class AssistantAssembler:
         if call is not None:
             call.hidden = sum(len(part) for part in call.raw)
             call.spans = [(kind, max(start, base), end, name) for kind, start, end, name in call.spans if end > base]
-            if call.index is not None:
+            if call.children:
+                call = self._keep_open_element(call)
+            if call is not None and call.index is not None:
                 call.index = 0
                 self._calls.append(call)
                 self._out.events.append(ToolCallStart(0, call.id or "", call.name or ""))
                 if call.arguments_parts:
                     self._out.events.append(ToolCallArgumentsDelta(0, "".join(call.arguments_parts)))
+
+    def _straddling_delimiter(self, piece: Piece, in_prompt: int) -> None:
+        """A delimiter that begins in the prompt and ends in the completion: its first
+        ``in_prompt`` characters join the text of the call it goes on with or opens as the
+        prompt's, never the completion's (if the call is kept as text)."""
+        before = self._call
+        if before is not None:
+            before.hidden += in_prompt
+        self._handle(piece)
+        if self._call is not None and self._call is not before:
+            self._call.hidden = in_prompt
+
+    @staticmethod
+    def _keep_open_element(block: ToolCallBlock) -> ToolCallBlock | None:
+        """A list of calls the prompt opened: the elements it wrote whole are the prompt's and
+        leave the list; the one it ends inside, if any, is the completion's first call."""
+        walk = block.walk
+        spans = walk.element_spans if walk is not None else []
+        still_open = len(spans) == len(block.children) and spans[-1][1] < 0
+        kept = block.children[-1:] if still_open else []
+        block.children[:] = kept
+        block.state["prompt_elements"] = True
+        if walk is not None:
+            del walk.element_spans[: len(walk.element_spans) - len(kept)]
+        return kept[0] if kept else None
 
     @property
     def open_call(self) -> ToolCallBlock | None:
@@ -189,6 +216,9 @@ class AssistantAssembler:
                     if cut >= len(piece.text):
                         continue
                     piece = Piece(piece.kind, piece.text[cut:], out.base, run_start=piece.run_start, json=piece.json)
+                else:
+                    self._straddling_delimiter(piece, out.base - piece.start)
+                    continue
             kind = piece.kind
             if self._section_hold is not None or self._header_hold is not None or self._in_quoted_message:
                 self._handle(piece)

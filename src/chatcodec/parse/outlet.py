@@ -48,7 +48,8 @@ class Outlet:
     def diagnose(self, kind: str, position: int, message: str) -> None:
         if self.silent:
             return
-        position -= self.base
+        # (A block the prompt opened is reported where the completion begins.)
+        position = max(position - self.base, 0)
         diagnostic = Diagnostic(kind, position, message)
         if self.strict:
             raise ParseError(message, kind=kind, position=position)

@@ -168,7 +168,10 @@ class ToolCalls:
     def finish(self, block: ToolCallBlock, *, closed: bool) -> None:
         """The block ended (``closed``: by its closing delimiter, not by the end of the text)."""
         if not block.children:
-            self._finish_one(block, closed=closed, spans=True)
+            if block.state.get("prompt_elements"):
+                self._finish_prompt_list(block)
+            else:
+                self._finish_one(block, closed=closed, spans=True)
             return
         named = [call for call in block.children if call.index is not None]
         if not named:
@@ -187,6 +190,33 @@ class ToolCalls:
             self._keep_as(self._stray_kind(), text)
         self._keep_stray_text(stray, f"the list of calls {named[0].index}-{named[-1].index}")
         block.raw, block.spans, block.after_value = [], [], []
+
+    def _finish_prompt_list(self, block: ToolCallBlock) -> None:
+        """A list of calls whose elements the prompt wrote whole (a prefill) ends with none of
+        the completion's: its delimiters stay delimiters, anything else in it is text where it
+        stands (with a diagnostic unless it is whitespace)."""
+        kind = self._stray_kind()
+        # (The completion's part of the block is the end of its text, from where the completion
+        # begins: the prompt's part may have left out characters it held back.)
+        written = "".join(block.raw)[block.hidden :]
+        spans = block.spans
+        base = spans[-1][2] - len(written) if spans else block.start
+        stray = False
+        for span_kind, start, end, name in spans:
+            start = max(start, base)
+            if end <= start:
+                continue
+            if span_kind == "delimiter":
+                self._span(span_kind, start, end, name, None)
+                continue
+            text = written[start - base : end - base]
+            stray = stray or bool(text.strip())
+            self._span(kind, start, end)
+            self._keep_as(kind, text)
+        if stray:
+            self._diagnose(
+                "malformed_tool_call", base, f"text in a list of calls the prompt began is no call; kept as {kind}"
+            )
 
     def _dropped_elements(self, block: ToolCallBlock) -> list[tuple[int, str]]:
         """The elements of a list of calls that are no call (a tool ``tools=`` does not have,
