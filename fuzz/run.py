@@ -135,7 +135,7 @@ TOOLS = [
     {"type": "function", "function": {"name": "get_weather", "description": "The weather in a city.", "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}}}},
     {"type": "function", "function": {"name": "search", "description": "Search the web.", "parameters": {"type": "object", "properties": {"query": {"type": "string"}, "filters": {"type": "object"}}}}},
 ]
-TOOL_CHOICES = (TOOLS, TOOLS, None, ["get_weather"])
+TOOL_CHOICES = (TOOLS, TOOLS, None, ["get_weather"], [])
 PIECES = [
     "hello", "the answer", " ", "\n", "\n\n", "{", "}", "[", "]", '"', "\\", ":", ",", "<", ">", "</", "é", "日本", "😀",
     "\u0000", "\ufffd", "<think>", "</think>", '{"name": "get_weather", "arguments": {"city": "Paris"}}', 'get_weather.call(city="Paris")', "null", "1e+300",
@@ -181,8 +181,8 @@ def framed_templates() -> list[str]:
 class Case:
     text: str
     prompt: str | None
-    # The tools the parser is told of: the definitions, none (every name is taken), or one
-    # name (a call to the other tool is text, with a diagnostic).
+    # The tools the parser is told of: the definitions, none (every name is taken), one name
+    # (a call to the other tool is text, with a diagnostic), or an empty list.
     tools: Any = None
 
 
@@ -255,7 +255,10 @@ class Inputs:
         return out
 
     def cases(self) -> Iterator[Case]:
-        kinds: list[Callable[[], str]] = [self._truncated, self._mutated, self._soup, self._nested, self._valid, self._hostile_value]
+        kinds: list[Callable[[], str]] = [
+            self._truncated, self._mutated, self._soup, self._nested, self._valid, self._hostile_value,
+            self._prefilled, self._crlf, self._echoed_header,
+        ]  # fmt: skip
         while True:
             kind = self.rng.choice(kinds)
             # Deep nesting is the one input allowed to be long: 3,000 levels.
@@ -270,6 +273,38 @@ class Inputs:
         text = self.rng.choice(self.valid)
         self._source_prompt = self.prompt_of.get(text)
         return text
+
+    def _prefilled(self) -> str:
+        """The rest of a valid answer whose beginning the prompt already holds (a server's
+        prefill, or a prompt rendered with ``continue_final_message``)."""
+        text = self._valid()
+        base = self._source_prompt or self.prompt
+        if base is None or not text:
+            return text
+        if self.rng.random() < 0.5:
+            at = self.rng.randint(0, len(text))
+            self._source_prompt = base + text[:at]
+            return text[at:]
+        field = self.rng.choice(("content", "reasoning_content"))
+        partial = {"role": "assistant", "content": "Let me", field: "Let me"}
+        try:
+            self._source_prompt = self.codec.render(
+                [{"role": "user", "content": "hi"}, partial], tools=TOOLS, continue_final_message=field
+            )
+        except chatcodec.ChatCodecError:
+            pass
+        return text
+
+    def _crlf(self) -> str:
+        """A valid answer with Windows line ends (a client that rewrote them)."""
+        return self._valid().replace("\n", "\r\n")
+
+    def _echoed_header(self) -> str:
+        """A valid answer after the tail of the prompt (a model that writes its own turn's
+        header again, or a server that sends the prompt's end with the completion)."""
+        text = self._valid()
+        prompt = self._source_prompt or self.prompt or ""
+        return prompt[len(prompt) - self.rng.randint(0, min(len(prompt), 60)) :] + text
 
     def _truncated(self) -> str:
         text = self._valid()
@@ -409,7 +444,7 @@ def check(codec: chatcodec.Codec, case: Case, rng: random.Random) -> list[str]:
         chunks: list[dict[str, Any]] = []
         at = 0
         while at < len(case.text):
-            step = rng.choice((1, 1, 2, 3, 5, 8, 64))
+            step = rng.choice((0, 1, 1, 2, 3, 5, 8, 64))  # 0: an empty delta, as servers send
             batch = parser.feed(case.text[at : at + step])
             events += batch
             chunks += adapter.chunks(batch)
