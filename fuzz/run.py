@@ -134,6 +134,8 @@ FORMATS: dict[str, str | Variant] = {
 TOOLS = [
     {"type": "function", "function": {"name": "get_weather", "description": "The weather in a city.", "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}}}},
     {"type": "function", "function": {"name": "search", "description": "Search the web.", "parameters": {"type": "object", "properties": {"query": {"type": "string"}, "filters": {"type": "object"}}}}},
+    # Names as MCP servers and agent frameworks write them: dots, dashes, double underscores.
+    {"type": "function", "function": {"name": "mcp__fs.read-file_v2", "description": "Read a file.", "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}}},
 ]
 TOOL_CHOICES = (TOOLS, TOOLS, None, ["get_weather"], [])
 PIECES = [
@@ -222,6 +224,18 @@ class Inputs:
             answers.append(
                 {"role": "assistant", "content": "", "tool_calls": [{"type": "function", "function": {"name": name, "arguments": arguments}}]}
             )
+        odd_name = TOOLS[2]["function"]["name"]
+        answers.append(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {"type": "function", "function": {"name": odd_name, "arguments": {"path": "/tmp/a b.txt"}}},
+                    {"type": "function", "function": {"name": "search", "arguments": {}}},
+                    *[{"type": "function", "function": {"name": "get_weather", "arguments": {"city": city}}} for city in ("A", "B", "C")],
+                ],
+            }
+        )
         answers.append(
             {
                 "role": "assistant",
@@ -233,7 +247,8 @@ class Inputs:
             }
         )
         for answer in answers:
-            for ids in (None, ("a1b2c3d4e", "f5g6h7i8j"), ("functions.get_weather:0", "functions.search:1")):
+            nine = ("a1b2c3d4e", "f5g6h7i8j", "k9l0m1n2o", "p3q4r5s6t", "u7v8w9x0y")  # (Mistral's ids: 9 characters)
+            for ids in (None, nine, tuple(f"functions.{call['function']['name']}:{n}" for n, call in enumerate(answer.get("tool_calls") or []))):
                 if ids and "tool_calls" in answer:
                     answer = json.loads(json.dumps(answer))
                     for call, id_ in zip(answer["tool_calls"], ids):
