@@ -214,9 +214,12 @@ class Inputs:
             return out
         spellings = tuple(self.codec.format.grammar.spellings)
         values: list[Any] = ["Paris", 'quo"te\\', "line\nbreak", "日本 😀", 3, -1.5e3, True, None, {"a": [1, {"b": "}"}]}, []]
+        # Long enough (over 256 characters) that a stream fed it whole reads it the one-shot way.
+        prose = "A longer answer: `a < b`, {braces}, [brackets], \"quotes\", café 日本 😀, a\\b.\n" * 4
         answers: list[dict[str, Any]] = [
             {"role": "assistant", "content": "Plain answer."},
             {"role": "assistant", "content": "With <b>tags</b> and {braces}.", "reasoning_content": "Think first."},
+            {"role": "assistant", "content": prose, "reasoning_content": prose},
         ]
         for value in values:
             arguments = {"city": value} if not isinstance(value, dict) else {"filters": value}
@@ -225,6 +228,14 @@ class Inputs:
                 {"role": "assistant", "content": "", "tool_calls": [{"type": "function", "function": {"name": name, "arguments": arguments}}]}
             )
         odd_name = TOOLS[2]["function"]["name"]
+        answers.append(
+            {
+                "role": "assistant",
+                "content": prose,
+                "reasoning_content": prose,
+                "tool_calls": [{"type": "function", "function": {"name": "search", "arguments": {"query": prose, "filters": {"k": [1, 2]}}}}],
+            }
+        )
         answers.append(
             {
                 "role": "assistant",
@@ -452,14 +463,18 @@ def check(codec: chatcodec.Codec, case: Case, rng: random.Random) -> list[str]:
             broken.append(f"parsed_arguments raised {type(exc).__name__}")
     reference = codec.stream(case.prompt, tools=case.tools)
     reference_events = reference.feed(case.text) + reference.close()
-    for _ in range(2):
+    for attempt in range(2):
         parser = codec.stream(case.prompt, tools=case.tools)
         adapter = ChunkAdapter("fuzz")
         events: list[Event] = []
         chunks: list[dict[str, Any]] = []
         at = 0
+        # The second chunking may begin with a long delta (read the one-shot way where it can
+        # be, then by the engine once more text comes).
+        first = rng.randint(256, max(256, len(case.text))) if attempt and rng.random() < 0.5 else None
         while at < len(case.text):
-            step = rng.choice((0, 1, 1, 2, 3, 5, 8, 64))  # 0: an empty delta, as servers send
+            step = first if first is not None else rng.choice((0, 1, 1, 2, 3, 5, 8, 64))  # 0: an empty delta, as servers send
+            first = None
             batch = parser.feed(case.text[at : at + step])
             events += batch
             chunks += adapter.chunks(batch)

@@ -180,6 +180,15 @@ class AssistantAssembler:
         return kept[0] if kept else None
 
     @property
+    def tool_names(self) -> frozenset[str] | None:
+        """The tools' names calls are taken for (None: any name)."""
+        return self._tool_calls.tool_names
+
+    def reuse_ids(self, ids: list[str]) -> None:
+        """The first calls were announced with these ids already (see ``ToolCalls.reuse_ids``)."""
+        self._tool_calls.reuse_ids(ids)
+
+    @property
     def open_call(self) -> ToolCallBlock | None:
         """The tool call being read, if the text so far ends inside one."""
         return self._call

@@ -8,15 +8,16 @@ engine's pieces to an ``AssistantAssembler``. Parsing a whole completion is one 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from chatcodec.parse.assistant import AssistantAssembler, ReaderState
 from chatcodec.parse.engine import STRAY, Engine, Piece
-from chatcodec.events import Diagnostic, Event, FinishReason
+from chatcodec.events import Diagnostic, Event, Finish, FinishReason
 from chatcodec.formats.base import Format
 from chatcodec.messages import Message
+from chatcodec.parse.first_feed import MIN_WHOLE_FEED, read_first_feed
 from chatcodec.parse.prefilled import start_after_prefill
+from chatcodec.parse.result import ParseResult
 from chatcodec.parse.json_scan import STRING_SPECIAL, ValueScanner
 from chatcodec.parse.spans import Span
 from chatcodec.parse.toolcalls import ToolCallBlock
@@ -26,24 +27,6 @@ LAST_OF_BLOCK = BLOCK - 1  # (the delta that completes a block takes the general
 # The short way for a delta of visible text: see ``AssistantAssembler.lane``.
 _STRING_SPECIAL = STRING_SPECIAL.search
 _Lane = tuple[Callable[[str], None], Callable[[str], Event], list[Any]]
-
-
-@dataclass
-class ParseResult:
-    """Everything a parse found: the message, how it ended, what was odd, and where."""
-
-    message: Message
-    finish_reason: FinishReason
-    diagnostics: list[Diagnostic]
-    spans: list[Span]
-    text: str
-
-    def span_text(self, span: Span) -> str:
-        return self.text[span.start : span.end]
-
-    def reassemble(self) -> str:
-        """The input, rebuilt from the spans alone (it always equals ``text``)."""
-        return "".join(self.text[span.start : span.end] for span in self.spans)
 
 
 class StreamParser:
@@ -77,6 +60,8 @@ class StreamParser:
         self._engine.sink = take_pieces
         self._chunks: list[str] = []
         self._chunk_blocks: list[str] = []  # every BLOCK chunks, joined
+        if start == "completion":
+            self._whole_prefill = prefill  # (a first delta holding a whole text: see ``first_feed``)
         if prefill:
             # The prompt's own opening of the assistant turn (``<think>``, a prefill): it sets
             # the state but is not part of the completion.
@@ -84,6 +69,9 @@ class StreamParser:
 
     # (Class attributes until first set: a server builds a parser per request.)
     _closed = False
+    _whole_prefill: str | None = None  # None: every delta is read by the engine
+    # The one-shot result of a first delta read the one-shot way, until the engine reads it.
+    _read_whole: ParseResult | None = None
     _lane: _Lane | None = None
     _arguments_lane: tuple[ToolCallBlock, ValueScanner] | None = None
 
@@ -128,6 +116,14 @@ class StreamParser:
         if self._closed:
             raise ValueError("feed() after close()")
         chunks = self._chunks
+        if self._read_whole is not None:
+            if not text:
+                return []
+            self._read_by_engine()
+        elif len(text) >= MIN_WHOLE_FEED and self._whole_prefill is not None and not chunks and not self._chunk_blocks:
+            events = self._read_first_feed(text)
+            if events is not None:
+                return events
         chunks.append(text)
         if len(chunks) >= BLOCK:
             self._chunk_blocks.append("".join(chunks))
@@ -158,9 +154,44 @@ class StreamParser:
             return events
         return self._assembler.handle(pieces)
 
+    def _read_first_feed(self, text: str) -> list[Event] | None:
+        """The events of a first delta that holds a whole text, read the one-shot way; None
+        where the engine reads it."""
+        prefill = self._whole_prefill
+        self._whole_prefill = None  # (tried once)
+        read = read_first_feed(self.family, prefill or "", self._assembler.tool_names, text)
+        if read is None:
+            return None
+        self._read_whole, events = read
+        self._chunks.append(text)
+        return events
+
+    def _read_by_engine(self) -> None:
+        """More text, or a question only the engine answers, after a first delta read the
+        one-shot way: the engine reads that delta now (its events were given already)."""
+        read, self._read_whole = self._read_whole, None
+        if read is not None and read.message.tool_calls:
+            self._assembler.reuse_ids([call.id or "" for call in read.message.tool_calls])
+        text = self._chunks.pop()
+        events = self.feed(text)
+        del events  # (the same as the one-shot way gave)
+        self._pending.clear()
+
+    def _settled(self) -> ParseResult | None:
+        """The one-shot result, after ``close()``, of a text read the one-shot way; else None
+        (and the engine has read everything fed)."""
+        read = self._read_whole
+        if read is not None and not self._closed:
+            self._read_by_engine()
+            return None
+        return read
+
     def close(self) -> list[Event]:
         if self._closed:
             return []
+        if self._read_whole is not None:
+            self._closed = True
+            return [Finish(self._read_whole.finish_reason)]
         self._closed = True
         self._lane = None
         self._arguments_lane = None
@@ -172,45 +203,54 @@ class StreamParser:
 
     @property
     def finish_reason(self) -> FinishReason | None:
-        return self._assembler.finish_reason
+        read = self._settled()
+        return self._assembler.finish_reason if read is None else read.finish_reason
 
     @property
     def state(self) -> ReaderState:
         """``content``, ``reasoning``, ``tool_call`` (inside a call block), ``undecided``
         (leading text not yet known to be reasoning or content) or ``ended``."""
-        return self._assembler.state
+        return self._assembler.state if self._settled() is None else "ended"
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
-        return self._assembler.diagnostics
+        read = self._settled()
+        return self._assembler.diagnostics if read is None else read.diagnostics
 
     @property
     def spans_end(self) -> int:
         """Where the spans of the text read so far end, without building them (0 before the
         first span): the text read, less what the engine holds back."""
-        return self._assembler.spans_end
+        read = self._settled()
+        return self._assembler.spans_end if read is None else len(read.text)
 
     @property
     def spans(self) -> list[Span]:
         """The spans of the text read so far (the last may still grow; text the engine holds
         back, such as a possible delimiter's first characters, is in none yet). A copy: read it
         when needed, not after every delta."""
-        return self._assembler.spans
+        read = self._settled()
+        return self._assembler.spans if read is None else list(read.spans)
 
     @property
     def message(self) -> Message:
         """The assistant message as read so far (complete after ``close()``)."""
-        return self._assembler.message
+        read = self._settled()
+        return self._assembler.message if read is None else read.message
 
     def parse_whole(self, text: str) -> ParseResult:
         """``feed(text)``, ``close()`` and ``result()``, without keeping the events nobody reads
         (a call's argument deltas are let go when the call ends)."""
         self._assembler.outlet.keep_events = False
+        self._whole_prefill = None  # (the one-shot way declined this text already)
         self.feed(text)
         self.close()
         return self.result()
 
     def result(self) -> ParseResult:
+        read = self._settled()
+        if read is not None:
+            return ParseResult(read.message, read.finish_reason, list(read.diagnostics), list(read.spans), read.text)
         reason = self._assembler.finish_reason
         if reason is None:
             raise ValueError("result() before close()")

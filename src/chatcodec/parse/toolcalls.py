@@ -113,6 +113,7 @@ class ToolCalls:
         # A call the text gives no id gets a fresh one, except when reading a transcript, where
         # the conversation is what the text says and no more.
         self._invent_ids = invent_ids
+        self._announced_ids: list[str] = []  # ids given out already for the first calls
         self.calls: list[ToolCallBlock] = []  # accepted calls, in order
         self._tool_names = tool_names
         self._emit = emit
@@ -145,6 +146,15 @@ class ToolCalls:
         """A reader's word about a block (what it could not read, and what it kept)."""
         self._diagnose(kind, position, message)
 
+    @property
+    def tool_names(self) -> frozenset[str] | None:
+        return self._tool_names
+
+    def reuse_ids(self, ids: list[str]) -> None:
+        """The first calls were announced with these ids (a stream's first delta read the
+        one-shot way, read again by the engine): the calls keep them."""
+        self._announced_ids = ids
+
     def knows(self, name: str) -> bool | None:
         """Is ``name`` one of the tools given (None when none were)?"""
         return None if self._tool_names is None else name in self._tool_names
@@ -157,8 +167,13 @@ class ToolCalls:
         if self._tool_names is not None and name not in self._tool_names:
             call.rejected = f"unknown tool {name!r}"
             return
-        call.index = len(self.calls)
-        call.id = call.given_id or (new_tool_call_id() if self._invent_ids else None)
+        call.index = index = len(self.calls)
+        if call.given_id:
+            call.id = call.given_id
+        elif index < len(self._announced_ids):
+            call.id = self._announced_ids[index]
+        else:
+            call.id = new_tool_call_id() if self._invent_ids else None
         self.calls.append(call)
         self._emit(ToolCallStart(call.index, call.id or "", name))
         pending, call.pending = call.pending, []

@@ -32,7 +32,7 @@ from chatcodec.parse.grammar import FamilyGrammar
 from chatcodec.parse.json_scan import STRICT_DECODER, is_json_object
 from chatcodec.parse.readers import ARGUMENT_KEYS, NOT_A_NAME
 from chatcodec.parse.spans import Span
-from chatcodec.parse.stream import ParseResult
+from chatcodec.parse.result import ParseResult
 
 
 _decoder = STRICT_DECODER
