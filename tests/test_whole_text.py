@@ -198,6 +198,10 @@ def test_the_fast_path_reads_a_prompts_open_reasoning_and_a_held_tag() -> None:
     assert fast.message.content == "Paris."
     assert fast.spans[0] == Span("delimiter", 0, 1, "THINK_OPEN", None)
     assert fast.finish_reason == "tool_calls"
+    # Read again, the reading resumes from the state the prefill left, and still gives the
+    # straddling delimiter's span.
+    again, _ = _both(codec, text, None, fuzz.TOOLS, reasoning=True)
+    assert again is not None and _key(again) == _key(general)
 
 
 def test_formats_of_other_call_syntaxes_take_the_general_way() -> None:

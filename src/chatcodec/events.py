@@ -38,6 +38,11 @@ class ToolCallStart:
     id: str
     name: str
 
+    def __init__(self, index: int, id: str, name: str) -> None:
+        _set_start_index(self, index)
+        _set_start_id(self, id)
+        _set_start_name(self, name)
+
 
 @dataclass(frozen=True, slots=True)
 class ToolCallArgumentsDelta:
@@ -57,6 +62,9 @@ _set_reasoning_text = getattr(ReasoningDelta, "text").__set__
 _set_content_text = getattr(ContentDelta, "text").__set__
 _set_arguments_index = getattr(ToolCallArgumentsDelta, "index").__set__
 _set_arguments_text = getattr(ToolCallArgumentsDelta, "text").__set__
+_set_start_index = getattr(ToolCallStart, "index").__set__
+_set_start_id = getattr(ToolCallStart, "id").__set__
+_set_start_name = getattr(ToolCallStart, "name").__set__
 
 _UNREAD = object()  # ``ToolCallEnd.parsed`` not decoded yet
 
@@ -81,8 +89,10 @@ class ToolCallEnd:
     _parsed: Any
 
     def __init__(self, index: int, arguments: str, parsed: Any = _UNREAD, id: str | None = None) -> None:
-        for name, value in (("index", index), ("arguments", arguments), ("id", id), ("_parsed", parsed)):
-            object.__setattr__(self, name, value)
+        _set_end_index(self, index)
+        _set_end_arguments(self, arguments)
+        _set_end_id(self, id)
+        _set_end_parsed(self, parsed)
 
     @property
     def parsed(self) -> Any:
@@ -92,7 +102,7 @@ class ToolCallEnd:
                 parsed = json.loads(self.arguments)
             except (ValueError, RecursionError):
                 parsed = None
-            object.__setattr__(self, "_parsed", parsed)
+            _set_end_parsed(self, parsed)
         return parsed
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -108,6 +118,13 @@ class ToolCallEnd:
 
     def __repr__(self) -> str:
         return f"ToolCallEnd(index={self.index!r}, arguments={self.arguments!r}, parsed={self.parsed!r}, id={self.id!r})"
+
+
+# (Set through the slots: the class refuses ``__setattr__``.)
+_set_end_index = ToolCallEnd.__dict__["index"].__set__
+_set_end_arguments = ToolCallEnd.__dict__["arguments"].__set__
+_set_end_id = ToolCallEnd.__dict__["id"].__set__
+_set_end_parsed = ToolCallEnd.__dict__["_parsed"].__set__
 
 
 DiagnosticKind = Literal[

@@ -15,6 +15,8 @@ and gives only at ``close()``. Anywhere else the engine reads the delta as usual
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from chatcodec.events import ContentDelta, Event, ReasoningDelta, ToolCallArgumentsDelta, ToolCallEnd, ToolCallStart
 from chatcodec.formats.base import Format
 from chatcodec.parse.grammar import FamilyGrammar
@@ -24,8 +26,9 @@ from chatcodec.parse.whole import whole_text_reader
 # A delta this long is taken for a whole completion (a model's delta is a few tokens).
 MIN_WHOLE_FEED = 256
 
-# Per grammar: the characters a spelling begins with, and every proper prefix of a spelling.
-_PREFIXES: dict[int, tuple[FamilyGrammar, str, frozenset[str], int]] = {}
+# Per grammar: every proper prefix of a spelling of length two or more, longest first, by its
+# last two characters; and those of length one.
+_PREFIXES: dict[int, tuple[FamilyGrammar, dict[str, tuple[str, ...]], frozenset[str]]] = {}
 
 
 def read_first_feed(
@@ -43,20 +46,28 @@ def read_first_feed(
 
 def _held_from(grammar: FamilyGrammar, text: str) -> int | None:
     """Where ``text``'s tail that begins a spelling of one of the grammar's delimiters starts
-    (the engine may hold it back), or None."""
+    (the engine may hold it back), or None. The longest such tail is found first."""
     known = _PREFIXES.get(id(grammar))
     if known is None or known[0] is not grammar:
-        spellings = grammar.spellings
-        prefixes = frozenset(spelling[:cut] for spelling in spellings for cut in range(1, len(spelling)))
-        firsts = "".join(sorted({spelling[0] for spelling in spellings}))
-        longest = max((len(spelling) for spelling in spellings), default=1)
-        known = _PREFIXES[id(grammar)] = (grammar, firsts, prefixes, longest)
-    _, firsts, prefixes, longest = known
-    end = len(text)
-    for at in range(max(0, end - longest + 1), end):
-        if text[at] in firsts and text[at:] in prefixes:
-            return at
-    return None
+        known = _PREFIXES[id(grammar)] = (grammar, *_prefixes_by_ending(grammar.spellings))
+    _, by_ending, singles = known
+    for prefix in by_ending.get(text[-2:], ()):
+        if text.endswith(prefix):
+            return len(text) - len(prefix)
+    return len(text) - 1 if text[-1:] in singles else None
+
+
+def _prefixes_by_ending(spellings: Iterable[str]) -> tuple[dict[str, tuple[str, ...]], frozenset[str]]:
+    """The proper prefixes of ``spellings`` of two characters or more, longest first, by their
+    last two (a transcript grammar spells whole system prompts: a tail is matched against the
+    few prefixes that end as it does), and those of one character."""
+    prefixes = {spelling[:cut] for spelling in spellings for cut in range(1, len(spelling))}
+    by_ending: dict[str, list[str]] = {}
+    for prefix in sorted(prefixes, key=len, reverse=True):
+        if len(prefix) > 1:
+            by_ending.setdefault(prefix[-2:], []).append(prefix)
+    singles = frozenset(prefix for prefix in prefixes if len(prefix) == 1)
+    return {ending: tuple(group) for ending, group in by_ending.items()}, singles
 
 
 def _silent_from(result: ParseResult, at: int) -> bool:
@@ -72,8 +83,7 @@ def _events_of(result: ParseResult) -> list[Event] | None:
     text = result.text
     calls = result.message.tool_calls or []
     events: list[Event] = []
-    content: list[str] = []
-    reasoning: list[str] = []
+    content_length = reasoning_length = 0
     open_call = -1  # the call whose spans are being read
     started = 0
     for span in result.spans:
@@ -86,11 +96,11 @@ def _events_of(result: ParseResult) -> list[Event] | None:
             open_call = -1
         if kind == "content":
             piece = text[span.start : span.end]
-            content.append(piece)
+            content_length += len(piece)
             events.append(ContentDelta(piece))
         elif kind == "reasoning":
             piece = text[span.start : span.end]
-            reasoning.append(piece)
+            reasoning_length += len(piece)
             events.append(ReasoningDelta(piece))
         elif kind == "tool_call":
             index = span.index
@@ -108,7 +118,8 @@ def _events_of(result: ParseResult) -> list[Event] | None:
     if open_call >= 0:
         events.append(ToolCallEnd(open_call, calls[open_call].function.arguments))
     message = result.message
-    if "".join(content) != (message.content or "") or "".join(reasoning) != (message.reasoning_content or ""):
+    # (The one-shot reader builds the message from these very pieces: their lengths check it.)
+    if content_length != len(message.content or "") or reasoning_length != len(message.reasoning_content or ""):
         return None
     if started != len(calls):
         return None

@@ -63,13 +63,29 @@ _Find = Callable[[str, int, int], "re.Match[str] | None"]
 _Move = tuple[tuple[int, ...], _MatchAt, _Find, dict[Any, Any], str | None]
 # A delimiter's terminal, what it does to the message, and the parser after it.
 _Edge = tuple[str, int, _Move]
-# Where the reading goes on in the text after a prefill's delimiters, the parser there, and
-# whether they left it in reasoning, after the end, or in a section of calls.
-_Resumed = tuple[int, _Move, bool, bool, str]
+# Where the reading goes on in the text after a prefill's delimiters, the parser there,
+# whether they left it in reasoning, after the end, or in a section of calls, and the span of
+# the text's part of a delimiter that begins in the prefill (None if none runs on into it).
+_Resumed = tuple[int, _Move, bool, bool, str, "Span | None"]
 # A call's shape (``WholeTextReader._call_by_shape``): its separator and the match of the state
-# that reads it, "}" and its closing delimiter and the match of the state that reads that, and
-# the parser after the call.
-_Shape = tuple[str, _MatchAt, str, _MatchAt, _Move]
+# that reads it, "}" and its closing delimiter and the match of the state that reads that, the
+# parser after the call, and the separator's and the closing delimiter's terminals.
+_Shape = tuple[str, _MatchAt, str, _MatchAt, _Move, str, str]
+
+
+def _add_call_spans(
+    spans: list[Span], base: int, index: int, edges: tuple[int, int, int, int, int], separator: str, closing: str
+) -> None:
+    """The spans of a named call read in one go, from its name to its closing delimiter: at
+    ``edges`` its name begins, its separator, its arguments, its closing delimiter and the next
+    thing (``base`` before the completion's positions)."""
+    name, separator_at, arguments, closing_at, stop = (edge - base for edge in edges)
+    spans += (
+        _new_tuple(Span, ("tool_call", name, separator_at, None, index)),
+        _new_tuple(Span, ("delimiter", separator_at, arguments, separator, None)),
+        _new_tuple(Span, ("tool_call", arguments, closing_at, None, index)),
+        _new_tuple(Span, ("delimiter", closing_at, stop, closing, None)),
+    )
 
 
 def _member(before: str, keys: Iterable[str], after: str = "") -> re.Pattern[str]:
@@ -191,7 +207,7 @@ class WholeTextReader:
         # "<think>" then "\n"), then the text itself, which is not copied. Only a run of text
         # that begins in the prefill needs the two joined.
         key = None
-        if not spans and len(prefill) <= MAX_RESUMED_PREFILL:
+        if len(prefill) <= MAX_RESUMED_PREFILL:
             # The state the prefill's delimiters leave depends on the prefill and on the few
             # characters of the text the last of them may run on into.
             reach = self._reaches.get(prefill)
@@ -200,7 +216,7 @@ class WholeTextReader:
             key = (prefill, text[:reach])
             resumed = self._resumed.get(key)
             if resumed is not None:
-                return self._read(text, text, 0, tools, None, prefill_first=False, resumed=resumed)
+                return self._read(text, text, 0, tools, kept, prefill_first=False, resumed=resumed)
         read = self._read(prefill + text[: self._longest], text, len(prefill), tools, kept, prefill_first=True, key=key)
         if read is not _JOIN:
             return read  # type: ignore[no-any-return]
@@ -250,14 +266,20 @@ class WholeTextReader:
         pos = 0
         # A delimiter the search of a run found where the run ends (read next, not looked for again).
         found: re.Match[str] | None = None
+        terminal = ""  # the last delimiter's
         if resumed is not None:
-            pos, (stack, match_at, find, edges, run), in_reasoning, ended, section = resumed
+            pos, (stack, match_at, find, edges, run), in_reasoning, ended, section, head = resumed
+            if keep and head is not None:
+                spans.append(head)  # type: ignore[union-attr]
         while True:
             if prefill_first and pos >= base:
                 if key is not None and len(self._resumed) < MAX_RESUMED:
                     # Past the prefill: nothing is in the message yet (text in the prefill is
-                    # read the joined way), so this is all its delimiters decide.
-                    self._resumed[key] = (pos - base, (stack, match_at, find, edges, run), in_reasoning, ended, section)
+                    # read the joined way), so this is all its delimiters decide, but for the
+                    # span of the last one if it runs on into the text.
+                    head = None if pos == base else _new_tuple(Span, ("delimiter", 0, pos - base, terminal, None))
+                    here = (stack, match_at, find, edges, run)
+                    self._resumed[key] = (pos - base, here, in_reasoning, ended, section, head)
                 whole, pos, base, end, prefill_first = text, pos - base, 0, len(text), False
             if pos >= end:
                 break
@@ -287,10 +309,14 @@ class WholeTextReader:
                         return None
                     if section:
                         section = "calls"
-                    if self._named_calls and not keep and not prefill_first:
+                    if self._named_calls and not prefill_first:
                         # The common case, read in one go: a name, its separator, the
                         # arguments, the closing delimiter.
-                        named = self._calls_in_a_row(whole, stop, end, (stack, match_at, find, edges, run), tools)
+                        opener = None
+                        if keep:
+                            opener = _new_tuple(Span, ("delimiter", pos - base, stop - base, terminal, None))
+                        here = (stack, match_at, find, edges, run)
+                        named = self._calls_in_a_row(whole, stop, end, here, tools, spans, opener, base, len(calls))
                         if named is not None:
                             pos, (stack, match_at, find, edges, run), read_calls = named
                             calls += read_calls
@@ -414,24 +440,39 @@ class WholeTextReader:
         return reach
 
     def _calls_in_a_row(
-        self, text: str, pos: int, end: int, move: _Move, tools: frozenset[str] | None
+        self,
+        text: str,
+        pos: int,
+        end: int,
+        move: _Move,
+        tools: frozenset[str] | None,
+        spans: list[Span] | None,
+        opener: Span | None,
+        base: int,
+        index: int,
     ) -> tuple[int, _Move, list[ToolCall]] | None:
         """Calls of a named-call syntax from just after the first one's opening delimiter (the
         parser at ``move``), one after another while the next opens where the last closed.
         Returns where the last call read ends, the parser there and the calls; None when not
         even the first is read (nothing is: ``_read`` reads it its own way, and so any call
-        after the last one returned)."""
+        after the last one returned). With ``spans``, each call read adds its opening
+        delimiter's span (the first one's is ``opener``) and its own, ``base`` before the
+        completion's positions, the first numbered ``index``."""
         calls: list[ToolCall] = []
         done: tuple[int, _Move] | None = None
         while True:
+            mark = -1 if spans is None else len(spans)
             shape = move[3].get(_SHAPE) if self._shapes else None
-            one = None if shape is None else self._call_by_shape(text, pos, shape, tools)
+            one = None if shape is None else self._call_by_shape(text, pos, shape, tools, spans, base, index)
             if one is None:
-                one = self._named_call(text, pos, end, move, tools)
+                one = self._named_call(text, pos, end, move, tools, spans, base, index)
                 if one is None:
                     break
             pos, move, call = one
+            if spans is not None:
+                spans.insert(mark, opener)  # type: ignore[arg-type]
             calls.append(call)
+            index += 1
             done = (pos, move)
             # Another call opening right here?
             stack, match_at, _, edges, _ = move
@@ -441,13 +482,22 @@ class WholeTextReader:
             edge = self._after_delimiter(stack, edges, opened.group())
             if edge is None or edge[1] != CALL_OPEN:
                 break
+            if spans is not None:
+                opener = _new_tuple(Span, ("delimiter", pos - base, opened.end() - base, edge[0], None))
             pos, move = opened.end(), edge[2]
         if done is None:
             return None
         return done[0], done[1], calls
 
     def _call_by_shape(
-        self, text: str, pos: int, shape: _Shape, tools: frozenset[str] | None
+        self,
+        text: str,
+        pos: int,
+        shape: _Shape,
+        tools: frozenset[str] | None,
+        spans: list[Span] | None,
+        base: int,
+        index: int,
     ) -> tuple[int, _Move, ToolCall] | None:
         """A call written as the last one read from the same parser state was: the name, the
         same separator right after it, a JSON object right after that, the same closing
@@ -455,7 +505,7 @@ class WholeTextReader:
         can begin inside such a name, nor inside the object but within a string (which the
         general way skips too), and the separator and the closing delimiter are checked to be
         what the state's own matcher reads there. None for anything else."""
-        separator, separator_at, closing, closing_at, after_call = shape
+        separator, separator_at, closing, closing_at, after_call, separator_name, closing_name = shape
         at = text.find(separator, pos, pos + MAX_SHAPED_NAME)
         if at < 0:
             return None
@@ -471,12 +521,23 @@ class WholeTextReader:
             return None
         arguments = text[start : brace + 1]
         matched = closing_at(text, brace + 1)
-        if matched is None or matched.end() != brace + len(closing) or not is_json_object(arguments):
+        stop = brace + len(closing)
+        if matched is None or matched.end() != stop or not is_json_object(arguments):
             return None
-        return brace + len(closing), after_call, assembled_call(new_tool_call_id(), name, arguments)
+        if spans is not None:
+            _add_call_spans(spans, base, index, (pos, at, start, brace + 1, stop), separator_name, closing_name)
+        return stop, after_call, assembled_call(new_tool_call_id(), name, arguments)
 
     def _named_call(
-        self, text: str, pos: int, end: int, move: _Move, tools: frozenset[str] | None
+        self,
+        text: str,
+        pos: int,
+        end: int,
+        move: _Move,
+        tools: frozenset[str] | None,
+        spans: list[Span] | None,
+        base: int,
+        index: int,
     ) -> tuple[int, _Move, ToolCall] | None:
         """A call of a named-call syntax from just after its opening delimiter (the parser at
         ``move``): its name, the separator, its arguments and the closing delimiter, read as
@@ -505,8 +566,9 @@ class WholeTextReader:
         edge = self._after_delimiter(stack, edges, separator)
         if edge is None or edge[1] != NAME_DONE:
             return None
+        separator_name = edge[0]
         stack, match_at, _, edges, run = edge[2]
-        start = found.end()
+        name_end, start = found.start(), found.end()
         if run != "TOOL_ARGUMENTS" or match_at(text, start) is not None:
             return None
         after_arguments = self._after_run(stack, edges, run)
@@ -521,7 +583,7 @@ class WholeTextReader:
         after = self._after_body(text, start, end, json_end, found, find)
         if after is None or after[1] is None:
             return None
-        found = after[1]
+        arguments_end, found = after[0], after[1]
         # The closing delimiter.
         closing = found.group()
         edge = self._after_delimiter(stack, edges, closing)
@@ -535,7 +597,10 @@ class WholeTextReader:
             and found.start() == json_end
             and self._plain_name(name) is not None
         ):
-            self._remember(first_edges, _SHAPE, (separator, separator_at, "}" + closing, closing_at, edge[2]))
+            shape = (separator, separator_at, "}" + closing, closing_at, edge[2], separator_name, edge[0])
+            self._remember(first_edges, _SHAPE, shape)
+        if spans is not None:
+            _add_call_spans(spans, base, index, (pos, name_end, start, arguments_end, found.end()), separator_name, edge[0])
         call_id = written if self._name_is_id else new_tool_call_id()
         return found.end(), edge[2], assembled_call(call_id, name, arguments)
 
