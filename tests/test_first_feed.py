@@ -222,3 +222,35 @@ def test_any_cut_of_a_long_answer_reads_the_same(name: str, data: st.DataObject)
     prompt = data.draw(st.sampled_from([inputs.prompt, None]))
     tools = data.draw(st.sampled_from([fuzz.TOOLS, None]))
     _same_run(inputs.codec, deltas, prompt=prompt, tools=tools)
+
+
+def _longest_held_tail(spellings: list[str], text: str) -> int | None:
+    """Where the longest tail of ``text`` that is a proper prefix of a spelling starts: the
+    definition, one position at a time."""
+    for at in range(len(text)):
+        tail = text[at:]
+        if any(len(spelling) > len(tail) and spelling.startswith(tail) for spelling in spellings):
+            return at
+    return None
+
+
+_TEMPLATES = Path(__file__).resolve().parent / "templates"
+
+
+@pytest.mark.parametrize("name", ["qwen3", "deepseek", "Cohere-command-a-reasoning-08-2025.jinja"])
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_the_held_tail_is_the_longest_prefix_of_a_spelling(name: str, data: st.DataObject) -> None:
+    # (The Cohere template spells a default system prompt of some 6,000 characters: its
+    # prefixes are looked for directly, not kept.)
+    from chatcodec.parse.first_feed import _held_from
+    from template_corpus import special_tokens
+
+    path = _TEMPLATES / name
+    codec = chatcodec.load(path, special_tokens=special_tokens(path)) if path.exists() else chatcodec.load(name)
+    grammar = codec.format.grammar
+    spellings = sorted(grammar.spellings)
+    spelling = data.draw(st.sampled_from(spellings))
+    before = data.draw(st.sampled_from(spellings + ["", "prose ", "\n", " <"]))
+    text = "x" + before[: data.draw(st.integers(0, 40))] + spelling[: data.draw(st.integers(1, len(spelling)))]
+    assert _held_from(grammar, text) == _longest_held_tail(spellings, text)

@@ -20,15 +20,17 @@ from collections.abc import Iterable
 from chatcodec.events import ContentDelta, Event, ReasoningDelta, ToolCallArgumentsDelta, ToolCallEnd, ToolCallStart
 from chatcodec.formats.base import Format
 from chatcodec.parse.grammar import FamilyGrammar
+from chatcodec.parse.lexer import LONG_SPELLING
 from chatcodec.parse.result import ParseResult
 from chatcodec.parse.whole import whole_text_reader
 
 # A delta this long is taken for a whole completion (a model's delta is a few tokens).
 MIN_WHOLE_FEED = 256
 
-# Per grammar: every proper prefix of a spelling of length two or more, longest first, by its
-# last two characters; and those of length one.
-_PREFIXES: dict[int, tuple[FamilyGrammar, dict[str, tuple[str, ...]], frozenset[str]]] = {}
+# Per grammar: the proper prefixes of its short spellings (two characters or more) by their
+# last two characters, longest first, and those of one character; and its long spellings.
+_Prefixes = tuple[dict[str, tuple[str, ...]], frozenset[str], tuple[str, ...]]
+_PREFIXES: dict[int, tuple[FamilyGrammar, _Prefixes]] = {}
 
 
 def read_first_feed(
@@ -46,28 +48,45 @@ def read_first_feed(
 
 def _held_from(grammar: FamilyGrammar, text: str) -> int | None:
     """Where ``text``'s tail that begins a spelling of one of the grammar's delimiters starts
-    (the engine may hold it back), or None. The longest such tail is found first."""
+    (the engine may hold it back), or None. The longest such tail is found."""
     known = _PREFIXES.get(id(grammar))
     if known is None or known[0] is not grammar:
-        known = _PREFIXES[id(grammar)] = (grammar, *_prefixes_by_ending(grammar.spellings))
-    _, by_ending, singles = known
+        known = _PREFIXES[id(grammar)] = (grammar, _prefixes_of(grammar.spellings))
+    by_ending, singles, long_spellings = known[1]
+    end = len(text)
+    held = end
     for prefix in by_ending.get(text[-2:], ()):
         if text.endswith(prefix):
-            return len(text) - len(prefix)
-    return len(text) - 1 if text[-1:] in singles else None
+            held = end - len(prefix)
+            break
+    else:
+        if text[-1:] in singles:
+            held = end - 1
+    # A long spelling (a default system prompt) is looked for where its first character
+    # stands, as the lexer does: all its prefixes would take the square of its length.
+    for spelling in long_spellings:
+        at = text.find(spelling[0], max(0, end - len(spelling) + 1), held)
+        while at >= 0:
+            if spelling.startswith(text[at:]):
+                held = at
+                break
+            at = text.find(spelling[0], at + 1, held)
+    return None if held == end else held
 
 
-def _prefixes_by_ending(spellings: Iterable[str]) -> tuple[dict[str, tuple[str, ...]], frozenset[str]]:
-    """The proper prefixes of ``spellings`` of two characters or more, longest first, by their
-    last two (a transcript grammar spells whole system prompts: a tail is matched against the
-    few prefixes that end as it does), and those of one character."""
-    prefixes = {spelling[:cut] for spelling in spellings for cut in range(1, len(spelling))}
+def _prefixes_of(spellings: Iterable[str]) -> _Prefixes:
+    """The proper prefixes of the short ``spellings``, two characters or more by their last two
+    (a tail is matched against the few prefixes that end as it does), longest first, and one
+    character; and the long spellings."""
+    short = [spelling for spelling in spellings if len(spelling) <= LONG_SPELLING]
+    prefixes = {spelling[:cut] for spelling in short for cut in range(1, len(spelling))}
     by_ending: dict[str, list[str]] = {}
     for prefix in sorted(prefixes, key=len, reverse=True):
         if len(prefix) > 1:
             by_ending.setdefault(prefix[-2:], []).append(prefix)
     singles = frozenset(prefix for prefix in prefixes if len(prefix) == 1)
-    return {ending: tuple(group) for ending, group in by_ending.items()}, singles
+    long_spellings = tuple(spelling for spelling in spellings if len(spelling) > LONG_SPELLING)
+    return {ending: tuple(group) for ending, group in by_ending.items()}, singles, long_spellings
 
 
 def _silent_from(result: ParseResult, at: int) -> bool:
