@@ -73,18 +73,20 @@ _Resumed = tuple[int, _Move, bool, bool, str, "Span | None"]
 _Shape = tuple[str, _MatchAt, str, _MatchAt, _Move, str, str]
 
 
-def _add_call_spans(
-    spans: list[Span], base: int, index: int, edges: tuple[int, int, int, int, int], separator: str, closing: str
-) -> None:
-    """The spans of a named call read in one go, from its name to its closing delimiter: at
-    ``edges`` its name begins, its separator, its arguments, its closing delimiter and the next
-    thing (``base`` before the completion's positions)."""
-    name, separator_at, arguments, closing_at, stop = (edge - base for edge in edges)
+# Where a named call read in one go has its separator, its arguments and its closing
+# delimiter, and the separator's and the closing delimiter's terminals.
+_CallParts = tuple[int, int, int, str, str]
+
+
+def _add_call_spans(spans: list[Span], base: int, index: int, start: int, stop: int, parts: _CallParts) -> None:
+    """The spans of a named call read in one go from ``start`` (its name) to ``stop`` (after
+    its closing delimiter), ``base`` before the completion's positions."""
+    separator_at, arguments, closing_at, separator, closing = parts
     spans += (
-        _new_tuple(Span, ("tool_call", name, separator_at, None, index)),
-        _new_tuple(Span, ("delimiter", separator_at, arguments, separator, None)),
-        _new_tuple(Span, ("tool_call", arguments, closing_at, None, index)),
-        _new_tuple(Span, ("delimiter", closing_at, stop, closing, None)),
+        _new_tuple(Span, ("tool_call", start - base, separator_at - base, None, index)),
+        _new_tuple(Span, ("delimiter", separator_at - base, arguments - base, separator, None)),
+        _new_tuple(Span, ("tool_call", arguments - base, closing_at - base, None, index)),
+        _new_tuple(Span, ("delimiter", closing_at - base, stop - base, closing, None)),
     )
 
 
@@ -461,16 +463,17 @@ class WholeTextReader:
         calls: list[ToolCall] = []
         done: tuple[int, _Move] | None = None
         while True:
-            mark = -1 if spans is None else len(spans)
             shape = move[3].get(_SHAPE) if self._shapes else None
-            one = None if shape is None else self._call_by_shape(text, pos, shape, tools, spans, base, index)
+            one = None if shape is None else self._call_by_shape(text, pos, shape, tools)
             if one is None:
-                one = self._named_call(text, pos, end, move, tools, spans, base, index)
+                one = self._named_call(text, pos, end, move, tools)
                 if one is None:
                     break
-            pos, move, call = one
+            stop, move, call, parts = one
             if spans is not None:
-                spans.insert(mark, opener)  # type: ignore[arg-type]
+                spans.append(opener)  # type: ignore[arg-type]
+                _add_call_spans(spans, base, index, pos, stop, parts)
+            pos = stop
             calls.append(call)
             index += 1
             done = (pos, move)
@@ -490,15 +493,8 @@ class WholeTextReader:
         return done[0], done[1], calls
 
     def _call_by_shape(
-        self,
-        text: str,
-        pos: int,
-        shape: _Shape,
-        tools: frozenset[str] | None,
-        spans: list[Span] | None,
-        base: int,
-        index: int,
-    ) -> tuple[int, _Move, ToolCall] | None:
+        self, text: str, pos: int, shape: _Shape, tools: frozenset[str] | None
+    ) -> tuple[int, _Move, ToolCall, _CallParts] | None:
         """A call written as the last one read from the same parser state was: the name, the
         same separator right after it, a JSON object right after that, the same closing
         delimiter right after the object. Two ``str.find``, no delimiter search: no delimiter
@@ -524,21 +520,12 @@ class WholeTextReader:
         stop = brace + len(closing)
         if matched is None or matched.end() != stop or not is_json_object(arguments):
             return None
-        if spans is not None:
-            _add_call_spans(spans, base, index, (pos, at, start, brace + 1, stop), separator_name, closing_name)
-        return stop, after_call, assembled_call(new_tool_call_id(), name, arguments)
+        parts = (at, start, brace + 1, separator_name, closing_name)
+        return stop, after_call, assembled_call(new_tool_call_id(), name, arguments), parts
 
     def _named_call(
-        self,
-        text: str,
-        pos: int,
-        end: int,
-        move: _Move,
-        tools: frozenset[str] | None,
-        spans: list[Span] | None,
-        base: int,
-        index: int,
-    ) -> tuple[int, _Move, ToolCall] | None:
+        self, text: str, pos: int, end: int, move: _Move, tools: frozenset[str] | None
+    ) -> tuple[int, _Move, ToolCall, _CallParts] | None:
         """A call of a named-call syntax from just after its opening delimiter (the parser at
         ``move``): its name, the separator, its arguments and the closing delimiter, read as
         ``_read`` reads them one by one. Returns where the call ends, the parser there and the
@@ -599,10 +586,9 @@ class WholeTextReader:
         ):
             shape = (separator, separator_at, "}" + closing, closing_at, edge[2], separator_name, edge[0])
             self._remember(first_edges, _SHAPE, shape)
-        if spans is not None:
-            _add_call_spans(spans, base, index, (pos, name_end, start, arguments_end, found.end()), separator_name, edge[0])
         call_id = written if self._name_is_id else new_tool_call_id()
-        return found.end(), edge[2], assembled_call(call_id, name, arguments)
+        parts = (name_end, start, arguments_end, separator_name, edge[0])
+        return found.end(), edge[2], assembled_call(call_id, name, arguments), parts
 
     def _call_name(self, written: str, tools: frozenset[str] | None) -> str | None:
         """The function a call's name run (``written``, stripped) names; None if it names
