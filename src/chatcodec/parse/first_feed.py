@@ -3,9 +3,9 @@
 A caller with the whole text at hand (a non-streaming request served through the streaming
 API, a handover, a test) feeds it in one delta. The engine would read it piece by piece; the
 one-shot reader (``whole.py``) reads well-formed text several times faster and builds the same
-result. Its result is turned into the events the engine gives for that text, in the same order:
-the deltas of each run of reasoning and content, and per call its start, its arguments and its
-end.
+result, and as it reads, the events the engine gives for that text, in the same order: the
+deltas of each run of reasoning and content, and per call its start, its arguments and its
+end. The spans are read when asked for (a second reading, keeping them): most callers never do.
 
 That is exact only where the engine would give every event at once: the one-shot reader found
 nothing odd (it declines anything that has a diagnostic), and the text does not end with text
@@ -17,18 +17,20 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from chatcodec.events import ContentDelta, Event, ReasoningDelta, ToolCallArgumentsDelta, ToolCallEnd, ToolCallStart
+from chatcodec.events import Event
 from chatcodec.formats.base import Format
 from chatcodec.parse.grammar import FamilyGrammar
 from chatcodec.parse.lexer import LONG_SPELLING
 from chatcodec.parse.result import ParseResult
+from chatcodec.parse.spans import Span
 from chatcodec.parse.whole import whole_text_reader
 
 # A delta this long is taken for a whole completion (a model's delta is a few tokens).
 MIN_WHOLE_FEED = 256
 
-# Per grammar: the proper prefixes of its short spellings (two characters or more) by their
-# last two characters, longest first, and those of one character; and its long spellings.
+# Per grammar: the proper prefixes of its spellings up to LONG_SPELLING characters (two
+# characters or more) by their last two characters, longest first, and those of one character;
+# and its longer spellings.
 _Prefixes = tuple[dict[str, tuple[str, ...]], frozenset[str], tuple[str, ...]]
 _PREFIXES: dict[int, tuple[FamilyGrammar, _Prefixes]] = {}
 
@@ -37,13 +39,25 @@ def read_first_feed(
     family: Format, prefill: str, tools: frozenset[str] | None, text: str
 ) -> tuple[ParseResult, list[Event]] | None:
     """The one-shot result of ``text`` and the events a stream gives for it, or None where
-    the engine must read it."""
+    the engine must read it. The result's spans are read when first asked for."""
     held = _held_from(family.grammar, text)
-    result = whole_text_reader(family, "completion").parse(text, prefill, tools, spans=True)
-    if result is None or (held is not None and not _silent_from(result, held)):
+    reader = whole_text_reader(family, "completion")
+    events: list[Event] = []
+    result = reader.parse(text, prefill, tools, spans=False, events=events)
+    if result is None:
         return None
-    events = _events_of(result)
-    return None if events is None else (result, events)
+
+    def read_spans() -> list[Span]:
+        # (The same reading again, keeping spans: it reads the text as before.)
+        again = reader.parse(text, prefill, tools, spans=True)
+        if again is None:
+            raise RuntimeError("the one-shot reader read a text once and declined it the second time")
+        return again.spans
+
+    result.read_spans_later(read_spans)
+    if held is not None and not _silent_from(result, held):
+        return None
+    return result, events
 
 
 def _held_from(grammar: FamilyGrammar, text: str) -> int | None:
@@ -62,24 +76,28 @@ def _held_from(grammar: FamilyGrammar, text: str) -> int | None:
     else:
         if text[-1:] in singles:
             held = end - 1
-    # A long spelling (a default system prompt) is looked for where its first character
-    # stands, as the lexer does: all its prefixes would take the square of its length.
-    for spelling in long_spellings:
-        at = text.find(spelling[0], max(0, end - len(spelling) + 1), held)
-        while at >= 0:
-            if spelling.startswith(text[at:]):
-                held = at
-                break
-            at = text.find(spelling[0], at + 1, held)
+    # A tail longer than LONG_SPELLING that begins a long spelling (a default system prompt)
+    # ends with the text's last LONG_SPELLING characters, found in the spelling where the
+    # prefix it would be ends (rarely anywhere: text with a character the spelling lacks is
+    # told at once).
+    if long_spellings and end > LONG_SPELLING:
+        last = text[end - LONG_SPELLING :]
+        for spelling in long_spellings:
+            at = spelling.find(last)
+            while at >= 0:
+                cut = at + LONG_SPELLING  # ``text`` would end with ``spelling[:cut]``
+                if cut < len(spelling) and end - cut < held and text.endswith(spelling[:cut]):
+                    held = end - cut
+                at = spelling.find(last, at + 1)
     return None if held == end else held
 
 
 def _prefixes_of(spellings: Iterable[str]) -> _Prefixes:
-    """The proper prefixes of the short ``spellings``, two characters or more by their last two
-    (a tail is matched against the few prefixes that end as it does), longest first, and one
-    character; and the long spellings."""
-    short = [spelling for spelling in spellings if len(spelling) <= LONG_SPELLING]
-    prefixes = {spelling[:cut] for spelling in short for cut in range(1, len(spelling))}
+    """The proper prefixes of ``spellings`` up to ``LONG_SPELLING`` characters, two characters
+    or more by their last two (a tail is matched against the few prefixes that end as it does),
+    longest first, and one character; and the spellings longer than that (all their prefixes
+    would take the square of their length)."""
+    prefixes = {spelling[:cut] for spelling in spellings for cut in range(1, min(len(spelling), LONG_SPELLING + 1))}
     by_ending: dict[str, list[str]] = {}
     for prefix in sorted(prefixes, key=len, reverse=True):
         if len(prefix) > 1:
@@ -94,52 +112,3 @@ def _silent_from(result: ParseResult, at: int) -> bool:
     ``close()`` changes nothing: a delimiter's spelling (a rendered answer's ``<|im_end|>\\n``
     begins ``<|im_end|>\\n<|im_start|>``), or whitespace after the end token."""
     return all(span.kind == "delimiter" or span.kind == "unparsed" for span in result.spans if span.end > at)
-
-
-def _events_of(result: ParseResult) -> list[Event] | None:
-    """The events of ``result``'s spans in order; None where the spans' text is not the
-    message's (then the message was not built from the spans alone)."""
-    text = result.text
-    calls = result.message.tool_calls or []
-    events: list[Event] = []
-    content_length = reasoning_length = 0
-    open_call = -1  # the call whose spans are being read
-    started = 0
-    for span in result.spans:
-        kind = span.kind
-        if kind == "delimiter" or kind == "unparsed":
-            continue  # (whitespace after the end token is unparsed: no event either way)
-        if open_call >= 0 and (kind != "tool_call" or span.index != open_call):
-            arguments = calls[open_call].function.arguments
-            events.append(ToolCallEnd(open_call, arguments))
-            open_call = -1
-        if kind == "content":
-            piece = text[span.start : span.end]
-            content_length += len(piece)
-            events.append(ContentDelta(piece))
-        elif kind == "reasoning":
-            piece = text[span.start : span.end]
-            reasoning_length += len(piece)
-            events.append(ReasoningDelta(piece))
-        elif kind == "tool_call":
-            index = span.index
-            if index is None or index == open_call:
-                continue
-            if index != started or index >= len(calls):
-                return None  # (calls out of order: not a shape this reads)
-            started += 1
-            call = calls[index]
-            events.append(ToolCallStart(index, call.id or "", call.function.name))
-            events.append(ToolCallArgumentsDelta(index, call.function.arguments))
-            open_call = index
-        else:
-            return None
-    if open_call >= 0:
-        events.append(ToolCallEnd(open_call, calls[open_call].function.arguments))
-    message = result.message
-    # (The one-shot reader builds the message from these very pieces: their lengths check it.)
-    if content_length != len(message.content or "") or reasoning_length != len(message.reasoning_content or ""):
-        return None
-    if started != len(calls):
-        return None
-    return events

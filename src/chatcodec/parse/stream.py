@@ -250,7 +250,7 @@ class StreamParser:
     def result(self) -> ParseResult:
         read = self._settled()
         if read is not None:
-            return ParseResult(read.message, read.finish_reason, list(read.diagnostics), list(read.spans), read.text)
+            return read.copy()
         reason = self._assembler.finish_reason
         if reason is None:
             raise ValueError("result() before close()")

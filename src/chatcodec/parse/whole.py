@@ -25,7 +25,7 @@ from typing import Any
 
 
 from chatcodec.check.special_tokens import TOKEN_SHAPE
-from chatcodec.events import FinishReason
+from chatcodec.events import ContentDelta, Event, FinishReason, ReasoningDelta, ToolCallArgumentsDelta, ToolCallEnd, ToolCallStart
 from chatcodec.formats.base import Format
 from chatcodec.messages import ToolCall, assembled_call, assembled_message, new_tool_call_id
 from chatcodec.parse.grammar import FamilyGrammar
@@ -88,6 +88,18 @@ def _add_call_spans(spans: list[Span], base: int, index: int, start: int, stop: 
         _new_tuple(Span, ("tool_call", arguments - base, closing_at - base, None, index)),
         _new_tuple(Span, ("delimiter", closing_at - base, stop - base, closing, None)),
     )
+
+
+def _add_call_events(events: list[Event], index: int, calls: list[ToolCall]) -> None:
+    """The events a stream gives for ``calls`` read whole, the first numbered ``index``."""
+    for call in calls:
+        function = call.function
+        events += (
+            ToolCallStart(index, call.id or "", function.name),
+            ToolCallArgumentsDelta(index, function.arguments),
+            ToolCallEnd(index, function.arguments),
+        )
+        index += 1
 
 
 def _member(before: str, keys: Iterable[str], after: str = "") -> re.Pattern[str]:
@@ -193,18 +205,26 @@ class WholeTextReader:
         self._plain_name = re.compile(rf"[^\s\[\]{{}}()<>\"',;{firsts}]+").fullmatch
 
     def parse(
-        self, text: str, prefill: str, tools: frozenset[str] | None, *, spans: bool = True
+        self,
+        text: str,
+        prefill: str,
+        tools: frozenset[str] | None,
+        *,
+        spans: bool = True,
+        events: list[Event] | None = None,
     ) -> ParseResult | None:
         """The parse of ``text`` after ``prefill``, or None where only the general way reads it.
         Without ``spans`` the result's spans are left empty (``codec.parse`` gives the message
-        alone, and a span per delimiter and run is much of the work on short text)."""
+        alone, and a span per delimiter and run is much of the work on short text). Into
+        ``events`` go the events a stream gives for the text (each run of reasoning or content
+        as one delta; per call, its start, its whole arguments, its end)."""
         if not self.usable:
             return None
         if self._cut_tokens and self._ends_inside_a_delimiter(text):
             return None
         kept: list[Span] | None = [] if spans else None
         if not prefill:
-            return self._read(text, text, 0, tools, kept, prefill_first=False)
+            return self._read(text, text, 0, tools, kept, events, prefill_first=False)
         # The prefill's delimiters are read on a short head (the last may run on into the text:
         # "<think>" then "\n"), then the text itself, which is not copied. Only a run of text
         # that begins in the prefill needs the two joined.
@@ -218,11 +238,12 @@ class WholeTextReader:
             key = (prefill, text[:reach])
             resumed = self._resumed.get(key)
             if resumed is not None:
-                return self._read(text, text, 0, tools, kept, prefill_first=False, resumed=resumed)
-        read = self._read(prefill + text[: self._longest], text, len(prefill), tools, kept, prefill_first=True, key=key)
+                return self._read(text, text, 0, tools, kept, events, prefill_first=False, resumed=resumed)
+        read = self._read(prefill + text[: self._longest], text, len(prefill), tools, kept, events, prefill_first=True, key=key)
         if read is not _JOIN:
             return read  # type: ignore[no-any-return]
-        return self._read(prefill + text, text, len(prefill), tools, [] if spans else None, prefill_first=False)
+        # (A run of text begins in the prefill: nothing was read into the message yet.)
+        return self._read(prefill + text, text, len(prefill), tools, [] if spans else None, events, prefill_first=False)
 
     def _ends_inside_a_delimiter(self, text: str) -> bool:
         """Does ``text`` end with a whole special token and then the start of what a delimiter
@@ -244,13 +265,14 @@ class WholeTextReader:
         base: int,
         tools: frozenset[str] | None,
         spans: list[Span] | None,
+        events: list[Event] | None,
         *,
         prefill_first: bool,
         resumed: _Resumed | None = None,
         key: tuple[str, str] | None = None,
     ) -> ParseResult | None | Any:
-        """Read ``whole``, whose completion ``text`` starts at ``base``, into ``spans`` (if
-        kept). With ``prefill_first``, ``whole`` is the prefill and the head of the text: once
+        """Read ``whole``, whose completion ``text`` starts at ``base``, into ``spans`` and
+        ``events`` (if kept). With ``prefill_first``, ``whole`` is the prefill and the head of the text: once
         past the prefill the reading goes on in ``text`` (``_JOIN`` if a run of text begins in
         the prefill). The state the prefill's delimiters leave is remembered under ``key``,
         and a later read with the same key starts from it (``resumed``)."""
@@ -302,6 +324,8 @@ class WholeTextReader:
                             return None
                         in_call = False
                         calls.append(assembled_call(call_id or new_tool_call_id(), call_name, call_arguments))
+                        if events is not None:
+                            _add_call_events(events, len(calls) - 1, calls[-1:])
                     elif role != NAME_DONE or call_name is None or call_arguments is not None:
                         return None
                 elif section == "opened" and role != CALL_OPEN:
@@ -321,6 +345,8 @@ class WholeTextReader:
                         named = self._calls_in_a_row(whole, stop, end, here, tools, spans, opener, base, len(calls))
                         if named is not None:
                             pos, (stack, match_at, find, edges, run), read_calls = named
+                            if events is not None:
+                                _add_call_events(events, len(calls), read_calls)
                             calls += read_calls
                             continue
                     in_call = True
@@ -406,11 +432,17 @@ class WholeTextReader:
                     if kind == "CONTENT":
                         if section == "opened" and whole[pos:stop].strip():
                             return None  # a section opener followed by text is text
-                        content.append(whole[pos if pos > base else base : stop])
+                        piece = whole[pos if pos > base else base : stop]
+                        content.append(piece)
+                        if events is not None:
+                            events.append(ContentDelta(piece))
                         if keep:
                             spans.append(_new_tuple(Span, ("content", pos - base if pos > base else 0, stop - base, None, None)))  # type: ignore[union-attr]
                     else:
-                        reasoning.append(whole[pos if pos > base else base : stop])
+                        piece = whole[pos if pos > base else base : stop]
+                        reasoning.append(piece)
+                        if events is not None:
+                            events.append(ReasoningDelta(piece))
                         if keep:
                             spans.append(_new_tuple(Span, ("reasoning", pos - base if pos > base else 0, stop - base, None, None)))  # type: ignore[union-attr]
             else:
