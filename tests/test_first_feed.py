@@ -254,3 +254,28 @@ def test_the_held_tail_is_the_longest_prefix_of_a_spelling(name: str, data: st.D
     before = data.draw(st.sampled_from(spellings + ["", "prose ", "\n", " <"]))
     text = "x" + before[: data.draw(st.integers(0, 40))] + spelling[: data.draw(st.integers(1, len(spelling)))]
     assert _held_from(grammar, text) == _longest_held_tail(spellings, text)
+
+
+def test_a_whole_first_delta_builds_no_engine_and_more_text_does() -> None:
+    # A server that builds a parser per request and feeds it the whole completion pays for
+    # the one-shot reading alone; the engine and the assembler come when more text does.
+    qwen3 = chatcodec.load("qwen3")
+    answer = PROSE + '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+    parser = qwen3.stream(tools=["get_weather"])
+    assert "_engine" not in vars(parser) and "_assembler" not in vars(parser)
+    parser.feed(answer)
+    parser.close()
+    assert parser.message.tool_calls and parser.message.tool_calls[0].function.name == "get_weather"
+    assert "_engine" not in vars(parser) and "_assembler" not in vars(parser)
+    resumed = qwen3.stream(tools=["get_weather"])
+    resumed.feed(answer)
+    resumed.feed(" ")
+    assert "_engine" in vars(resumed)
+    resumed.close()
+    assert resumed.message.content == PROSE + " "
+
+
+def test_a_parser_never_fed_answers_from_the_engine_it_builds() -> None:
+    parser = chatcodec.load("qwen3").stream(reasoning=True)
+    assert parser.close()[-1].reason == "length"  # type: ignore[union-attr]  # (inside <think>)
+    assert parser.message.content == "" and parser.message.reasoning_content is None

@@ -22,6 +22,7 @@ from chatcodec.parse.json_scan import STRING_SPECIAL, ValueScanner
 from chatcodec.parse.spans import Span
 from chatcodec.parse.toolcalls import ToolCallBlock
 
+_BUILT = frozenset({"_engine", "_assembler", "_pending"})  # what ``StreamParser._build`` sets
 BLOCK = 4096  # deltas between two joins of the text gathered so far
 LAST_OF_BLOCK = BLOCK - 1  # (the delta that completes a block takes the general way)
 # The short way for a delta of visible text: see ``AssistantAssembler.lane``.
@@ -44,30 +45,53 @@ class StreamParser:
         start: str = "completion",
     ) -> None:
         self.family = family
-        self._engine = Engine(family.grammar, start)
-        self._assembler = AssistantAssembler(family, tools=tools, schemas=schemas, strict=strict)
+        self._tool_names = frozenset(tools) if tools is not None else None
+        # The engine and the assembler are built when first needed (``__getattr__``): a
+        # parser fed a whole completion in its first delta reads it the one-shot way, and
+        # needs them only if more text comes.
+        self._setup = (prefill, schemas, strict, start)
+        self._chunks: list[str] = []
+        self._chunk_blocks: list[str] = []  # every BLOCK chunks, joined
+        if start == "completion":
+            self._whole_prefill = prefill  # (a first delta holding a whole text: see ``first_feed``)
+
+    # Built by ``_build``, on first use.
+    _engine: Engine
+    _assembler: AssistantAssembler
+    _pending: list[Event]
+
+    def __getattr__(self, name: str) -> Any:
+        # (Called only for what is not set: before ``_build``, the engine and the assembler.)
+        if name in _BUILT and "_setup" in self.__dict__:
+            self._build()
+            return self.__dict__[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def _build(self) -> None:
+        self._built = True
+        prefill, schemas, strict, start = self._setup
+        family = self.family
+        engine = self._engine = Engine(family.grammar, start)
+        assembler = self._assembler = AssistantAssembler(family, tools=self._tool_names, schemas=schemas, strict=strict)
         # A long text yields many pieces: they are handed to the assembler as they are read, so
         # the JSON the engine decoded for each call is let go once the call is read. (The
         # engine's sink is no method of this parser: nothing the parser holds refers back to
         # it, so a dropped parser is freed at once.)
         pending: list[Event] = []
         self._pending = pending
-        handle = self._assembler.handle
+        handle = assembler.handle
 
         def take_pieces(pieces: list[Piece]) -> None:
             pending.extend(handle(pieces))
 
-        self._engine.sink = take_pieces
-        self._chunks: list[str] = []
-        self._chunk_blocks: list[str] = []  # every BLOCK chunks, joined
-        if start == "completion":
-            self._whole_prefill = prefill  # (a first delta holding a whole text: see ``first_feed``)
+        engine.sink = take_pieces
         if prefill:
             # The prompt's own opening of the assistant turn (``<think>``, a prefill): it sets
             # the state but is not part of the completion.
-            start_after_prefill(family, start, prefill, self._engine, self._assembler)
+            start_after_prefill(family, start, prefill, engine, assembler)
 
     # (Class attributes until first set: a server builds a parser per request.)
+    _built = False  # (the entry points build at once: a miss in ``__getattr__`` costs more)
     _closed = False
     _whole_prefill: str | None = None  # None: every delta is read by the engine
     # The one-shot result of a first delta read the one-shot way, until the engine reads it.
@@ -124,6 +148,8 @@ class StreamParser:
             events = self._read_first_feed(text)
             if events is not None:
                 return events
+        if not self._built:
+            self._build()
         chunks.append(text)
         if len(chunks) >= BLOCK:
             self._chunk_blocks.append("".join(chunks))
@@ -159,7 +185,7 @@ class StreamParser:
         where the engine reads it."""
         prefill = self._whole_prefill
         self._whole_prefill = None  # (tried once)
-        read = read_first_feed(self.family, prefill or "", self._assembler.tool_names, text)
+        read = read_first_feed(self.family, prefill or "", self._tool_names, text)
         if read is None:
             return None
         self._read_whole, events = read
