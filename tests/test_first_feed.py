@@ -243,7 +243,7 @@ _TEMPLATES = Path(__file__).resolve().parent / "templates"
 def test_the_held_tail_is_the_longest_prefix_of_a_spelling(name: str, data: st.DataObject) -> None:
     # (The Cohere template spells a default system prompt of some 6,000 characters: its
     # prefixes are looked for directly, not kept.)
-    from chatcodec.parse.first_feed import _held_from
+    from chatcodec.parse.held import HeldTails
     from template_corpus import special_tokens
 
     path = _TEMPLATES / name
@@ -253,7 +253,7 @@ def test_the_held_tail_is_the_longest_prefix_of_a_spelling(name: str, data: st.D
     spelling = data.draw(st.sampled_from(spellings))
     before = data.draw(st.sampled_from(spellings + ["", "prose ", "\n", " <"]))
     text = "x" + before[: data.draw(st.integers(0, 40))] + spelling[: data.draw(st.integers(1, len(spelling)))]
-    assert _held_from(grammar, text) == _longest_held_tail(spellings, text)
+    assert HeldTails(grammar.spellings).start(text) == _longest_held_tail(spellings, text)
 
 
 def test_a_whole_first_delta_builds_no_engine_and_more_text_does() -> None:

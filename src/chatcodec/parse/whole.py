@@ -29,6 +29,7 @@ from chatcodec.events import ContentDelta, Event, FinishReason, ReasoningDelta, 
 from chatcodec.formats.base import Format
 from chatcodec.messages import ToolCall, assembled_call, assembled_message, new_tool_call_id
 from chatcodec.parse.grammar import FamilyGrammar
+from chatcodec.parse.held import HeldTails
 from chatcodec.parse.json_scan import STRICT_DECODER, is_json_object
 from chatcodec.parse.readers import ARGUMENT_KEYS, NOT_A_NAME
 from chatcodec.parse.spans import Span
@@ -117,6 +118,8 @@ class WholeTextReader:
         self.family = family
         self.start = start  # the grammar's start symbol: after a prompt, or with none
         self.grammar: FamilyGrammar = family.grammar
+        # (For a stream's whole first delta: built with the reader, once per format.)
+        self.held_tails = HeldTails(self.grammar.spellings)
         syntax = family.calls
         options = dict(syntax.options) if syntax is not None else {}
         reader = syntax.reader if syntax is not None else None
