@@ -463,6 +463,12 @@ def check(codec: chatcodec.Codec, case: Case, rng: random.Random) -> list[str]:
             broken.append(f"parsed_arguments raised {type(exc).__name__}")
     reference = codec.stream(case.prompt, tools=case.tools)
     reference_events = reference.feed(case.text) + reference.close()
+    # (The whole text in one delta: read the one-shot way where it can be, its spans when asked.)
+    fed_whole = reference.result()
+    if _message_key(fed_whole.message) != _message_key(whole.message) or fed_whole.spans != whole.spans:
+        broken.append("a stream fed the whole text differs from the one-shot parse")
+    if fed_whole.finish_reason != whole.finish_reason or fed_whole.diagnostics != whole.diagnostics:
+        broken.append("a stream fed the whole text ends or diagnoses differently from the one-shot parse")
     for attempt in range(2):
         parser = codec.stream(case.prompt, tools=case.tools)
         adapter = ChunkAdapter("fuzz")
