@@ -267,6 +267,8 @@ class StreamParser:
     def parse_whole(self, text: str) -> ParseResult:
         """``feed(text)``, ``close()`` and ``result()``, without keeping the events nobody reads
         (a call's argument deltas are let go when the call ends)."""
+        if not self._built:
+            self._build()
         self._assembler.outlet.keep_events = False
         self._whole_prefill = None  # (the one-shot way declined this text already)
         self.feed(text)
