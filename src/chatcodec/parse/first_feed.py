@@ -15,7 +15,7 @@ and gives only at ``close()``. Anywhere else the engine reads the delta as usual
 
 from __future__ import annotations
 
-from chatcodec.events import Event
+from chatcodec.events import ContentDelta, Event, ReasoningDelta
 from chatcodec.formats.base import Format
 from chatcodec.parse.result import ParseResult
 from chatcodec.parse.spans import Span
@@ -27,15 +27,21 @@ MIN_WHOLE_FEED = 256
 
 def read_first_feed(
     family: Format, prefill: str, tools: frozenset[str] | None, text: str
-) -> tuple[ParseResult, list[Event]] | None:
-    """The one-shot result of ``text`` and the events a stream gives for it, or None where
-    the engine must read it. The result's spans are read when first asked for."""
+) -> tuple[ParseResult, list[Event], list[Event]] | None:
+    """The one-shot result of ``text``, the events a stream gives for it, and those it gives
+    at ``close()`` (the text it holds back), or None where the engine must read it. The
+    result's spans are read when first asked for."""
     reader = whole_text_reader(family, "completion")
     held = reader.held_tails.start(text)
     events: list[Event] = []
-    result = reader.parse(text, prefill, tools, spans=False, events=events)
+    holds: list[int] = []
+    # (Where the engine may hold a tail back, the spans tell what it is.)
+    result = reader.parse(text, prefill, tools, spans=held is not None, events=events, holds=holds)
     if result is None:
         return None
+    if held is not None:
+        at_close = _held_back(result, events, held, holds)
+        return None if at_close is None else (result, events, at_close)
 
     def read_spans() -> list[Span]:
         # (The same reading again, keeping spans: it reads the text as before.)
@@ -45,9 +51,33 @@ def read_first_feed(
         return again.spans
 
     result.read_spans_later(read_spans)
-    if held is not None and not _silent_from(result, held):
+    return result, events, []
+
+
+def _held_back(result: ParseResult, events: list[Event], at: int, holds: list[int]) -> list[Event] | None:
+    """The events of the text the engine holds back until ``close()``, taken off the end of
+    ``events``; None where they cannot be told here. ``at`` is where the longest tail that
+    begins any of the grammar's spellings starts; ``holds``, where in a last run of text the
+    engine itself would begin to hold (its state looks for fewer spellings)."""
+    if _silent_from(result, at):
+        return []  # (delimiters, or whitespace after the end: nothing to give either way)
+    last = result.spans[-1]
+    end = len(result.text)
+    if last.end != end or last.start > at or (last.kind != "content" and last.kind != "reasoning") or not holds:
         return None
-    return result, events
+    hold = holds[-1]
+    if hold == end:
+        return []  # (the engine's state holds none of it)
+    kind = ContentDelta if last.kind == "content" else ReasoningDelta
+    run = events[-1] if events else None
+    if hold < last.start or type(run) is not kind or len(run.text) != end - last.start:  # type: ignore[union-attr]
+        return None
+    # (A run that begins where the held text does gives no delta before ``close()``.)
+    if hold == last.start:
+        events.pop()
+    else:
+        events[-1] = kind(run.text[: hold - last.start])  # type: ignore[union-attr]
+    return [kind(result.text[hold:])]
 
 
 def _silent_from(result: ParseResult, at: int) -> bool:

@@ -96,6 +96,7 @@ class StreamParser:
     _whole_prefill: str | None = None  # None: every delta is read by the engine
     # The one-shot result of a first delta read the one-shot way, until the engine reads it.
     _read_whole: ParseResult | None = None
+    _held_events: tuple[Event, ...] = ()  # (what that delta's held-back tail gives at ``close()``)
     _lane: _Lane | None = None
     _arguments_lane: tuple[ToolCallBlock, ValueScanner] | None = None
 
@@ -188,7 +189,8 @@ class StreamParser:
         read = read_first_feed(self.family, prefill or "", self._tool_names, text)
         if read is None:
             return None
-        self._read_whole, events = read
+        self._read_whole, events, held = read
+        self._held_events = tuple(held)
         self._chunks.append(text)
         return events
 
@@ -217,7 +219,7 @@ class StreamParser:
             return []
         if self._read_whole is not None:
             self._closed = True
-            return [Finish(self._read_whole.finish_reason)]
+            return [*self._held_events, Finish(self._read_whole.finish_reason)]
         self._closed = True
         self._lane = None
         self._arguments_lane = None

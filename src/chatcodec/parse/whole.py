@@ -215,19 +215,22 @@ class WholeTextReader:
         *,
         spans: bool = True,
         events: list[Event] | None = None,
+        holds: list[int] | None = None,
     ) -> ParseResult | None:
         """The parse of ``text`` after ``prefill``, or None where only the general way reads it.
         Without ``spans`` the result's spans are left empty (``codec.parse`` gives the message
         alone, and a span per delimiter and run is much of the work on short text). Into
         ``events`` go the events a stream gives for the text (each run of reasoning or content
-        as one delta; per call, its start, its whole arguments, its end)."""
+        as one delta; per call, its start, its whole arguments, its end), and into ``holds``,
+        where the text ends in a run of text, where in it the engine would begin to hold text
+        back (its state's ``DelimiterMatcher.hold_point``)."""
         if not self.usable:
             return None
         if self._cut_tokens and self._ends_inside_a_delimiter(text):
             return None
         kept: list[Span] | None = [] if spans else None
         if not prefill:
-            return self._read(text, text, 0, tools, kept, events, prefill_first=False)
+            return self._read(text, text, 0, tools, kept, events, prefill_first=False, holds=holds)
         # The prefill's delimiters are read on a short head (the last may run on into the text:
         # "<think>" then "\n"), then the text itself, which is not copied. Only a run of text
         # that begins in the prefill needs the two joined.
@@ -241,12 +244,12 @@ class WholeTextReader:
             key = (prefill, text[:reach])
             resumed = self._resumed.get(key)
             if resumed is not None:
-                return self._read(text, text, 0, tools, kept, events, prefill_first=False, resumed=resumed)
-        read = self._read(prefill + text[: self._longest], text, len(prefill), tools, kept, events, prefill_first=True, key=key)
+                return self._read(text, text, 0, tools, kept, events, prefill_first=False, resumed=resumed, holds=holds)
+        read = self._read(prefill + text[: self._longest], text, len(prefill), tools, kept, events, prefill_first=True, key=key, holds=holds)
         if read is not _JOIN:
             return read  # type: ignore[no-any-return]
         # (A run of text begins in the prefill: nothing was read into the message yet.)
-        return self._read(prefill + text, text, len(prefill), tools, [] if spans else None, events, prefill_first=False)
+        return self._read(prefill + text, text, len(prefill), tools, [] if spans else None, events, prefill_first=False, holds=holds)
 
     def _ends_inside_a_delimiter(self, text: str) -> bool:
         """Does ``text`` end with a whole special token and then the start of what a delimiter
@@ -273,6 +276,7 @@ class WholeTextReader:
         prefill_first: bool,
         resumed: _Resumed | None = None,
         key: tuple[str, str] | None = None,
+        holds: list[int] | None = None,
     ) -> ParseResult | None | Any:
         """Read ``whole``, whose completion ``text`` starts at ``base``, into ``spans`` and
         ``events`` (if kept). With ``prefill_first``, ``whole`` is the prefill and the head of the text: once
@@ -426,6 +430,8 @@ class WholeTextReader:
             elif run == "CONTENT" or run == "REASONING" or run == "LEADING":
                 found = find(whole, pos, end)
                 stop = end if found is None else found.start()
+                if found is None and holds is not None and pos >= base:
+                    holds.append(find.__self__.hold_point(whole, pos, end) - base)  # type: ignore[attr-defined]
                 if stop > base:
                     kind = run
                     if run == "LEADING":
