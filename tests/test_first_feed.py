@@ -101,8 +101,8 @@ def _long_answers(path: Path) -> list[tuple[chatcodec.Codec, str, str | None]]:
         lengthened.append((codec, answer, prompt))
         if answer.rstrip() != answer:
             # (Where a turn's header begins with a newline, a trailing one may begin the next
-            # header: the engine holds it back, so the one-shot way declines. A model stopping
-            # at its end token writes none.)
+            # header: the engine holds it back until ``close()``, and so must the one-shot way.
+            # A model stopping at its end token writes none.)
             lengthened.append((codec, answer.rstrip(), prompt))
     return lengthened
 
