@@ -120,11 +120,11 @@ class ToolCallEnd:
         return f"ToolCallEnd(index={self.index!r}, arguments={self.arguments!r}, parsed={self.parsed!r}, id={self.id!r})"
 
 
-# (Set through the slots: the class refuses ``__setattr__``.)
-_set_end_index = ToolCallEnd.__dict__["index"].__set__
-_set_end_arguments = ToolCallEnd.__dict__["arguments"].__set__
-_set_end_id = ToolCallEnd.__dict__["id"].__set__
-_set_end_parsed = ToolCallEnd.__dict__["_parsed"].__set__
+# (Set through the slots, read by name as above: the class refuses ``__setattr__``.)
+_set_end_index = getattr(ToolCallEnd, "index").__set__
+_set_end_arguments = getattr(ToolCallEnd, "arguments").__set__
+_set_end_id = getattr(ToolCallEnd, "id").__set__
+_set_end_parsed = getattr(ToolCallEnd, "_parsed").__set__
 
 
 DiagnosticKind = Literal[
