@@ -131,13 +131,15 @@ FORMATS: dict[str, str | Variant] = {
     # MiniMax-M1's template never writes the <think> blocks the model does.
     "minimax_m1_think": Variant("MiniMax-M1", reasoning_tags=("<think>", "</think>")),
 }
-TOOLS = [
+TOOLS: list[dict[str, Any]] = [
     {"type": "function", "function": {"name": "get_weather", "description": "The weather in a city.", "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}}}},
     {"type": "function", "function": {"name": "search", "description": "Search the web.", "parameters": {"type": "object", "properties": {"query": {"type": "string"}, "filters": {"type": "object"}}}}},
     # Names as MCP servers and agent frameworks write them: dots, dashes, double underscores.
     {"type": "function", "function": {"name": "mcp__fs.read-file_v2", "description": "Read a file.", "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}}},
 ]
-TOOL_CHOICES = (TOOLS, TOOLS, None, ["get_weather"], [])
+TOOL_CHOICES: tuple[Any, ...] = (TOOLS, TOOLS, None, ["get_weather"], [])
+# The variables templates read to switch thinking on or off.
+THINKING_VARIABLES = ({"enable_thinking": False}, {"enable_thinking": True}, {"thinking": True}, {"thinking": False})
 PIECES = [
     "hello", "the answer", " ", "\n", "\n\n", "{", "}", "[", "]", '"', "\\", ":", ",", "<", ">", "</", "é", "日本", "😀",
     "\u0000", "\ufffd", "<think>", "</think>", '{"name": "get_weather", "arguments": {"city": "Paris"}}', 'get_weather.call(city="Paris")', "null", "1e+300",
@@ -186,6 +188,14 @@ class Case:
     # The tools the parser is told of: the definitions, none (every name is taken), one name
     # (a call to the other tool is text, with a diagnostic), or an empty list.
     tools: Any = None
+    # Without a prompt: whether the output opens inside reasoning (None: the format decides),
+    # or the assistant text another parser read before handing over.
+    reasoning: bool | None = None
+    prefill: str | None = None
+
+    def options(self) -> dict[str, Any]:
+        """The keyword arguments every parse and stream of this case is given."""
+        return {"prompt": self.prompt, "tools": self.tools, "reasoning": self.reasoning, "prefill": self.prefill}
 
 
 class Inputs:
@@ -197,15 +207,42 @@ class Inputs:
         self.max_size = max_size
         grammar = codec.format.grammar
         self.spellings = sorted(grammar.spellings)
+        self.prompt: str | None
         try:
             self.prompt = codec.render([{"role": "user", "content": "hi"}], tools=TOOLS, add_generation_prompt=True)
         except chatcodec.ChatCodecError:
             self.prompt = None
+        # Other prompts the same template writes: thinking switched on or off by the variables
+        # templates read, and a turn after a call's result (the prompt then ends after the tool
+        # output, not after the user's turn).
+        self.other_prompts = self._other_prompts() if self.prompt is not None else []
+        self.opens_reasoning = codec.format.reasoning_opener is not None
         # A template whose history differs from its generation prompt (DeepSeek R1 and V3.2 drop
         # the think opener the prompt writes) has its answers read after the shared part.
         self.prompt_of: dict[str, str] = {}
         self.valid = self._valid_outputs()
         self._source_prompt: str | None = None  # the prompt of the valid output a case came from
+
+    def _other_prompts(self) -> list[str]:
+        conversations: list[tuple[list[dict[str, Any]], dict[str, Any]]] = [
+            ([{"role": "user", "content": "hi"}], variables) for variables in THINKING_VARIABLES
+        ]
+        call = {"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}
+        after_result: list[dict[str, Any]] = [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": "", "tool_calls": [call]},
+            {"role": "tool", "content": "sunny", "name": "get_weather"},
+        ]
+        conversations.append((after_result, {}))
+        prompts: list[str] = []
+        for messages, variables in conversations:
+            try:
+                prompt = self.codec.render(messages, tools=TOOLS, add_generation_prompt=True, **variables)
+            except chatcodec.ChatCodecError:
+                continue
+            if prompt != self.prompt and prompt not in prompts:
+                prompts.append(prompt)
+        return prompts
 
     def _valid_outputs(self) -> list[str]:
         """Answers the template writes itself: content, reasoning, calls of assorted values."""
@@ -290,8 +327,20 @@ class Inputs:
             # Deep nesting is the one input allowed to be long: 3,000 levels.
             self._source_prompt = None
             text = kind() if kind in (self._nested, self._hostile_value) else kind()[: self.max_size]
-            prompt = (self._source_prompt or self.prompt) if self.rng.random() < 0.7 else None
-            yield Case(text, prompt, self.rng.choice(TOOL_CHOICES))
+            tools = self.rng.choice(TOOL_CHOICES)
+            draw = self.rng.random()
+            if draw < 0.6:
+                yield Case(text, self._source_prompt or self.prompt, tools)
+            elif draw < 0.7 and self.other_prompts:
+                yield Case(text, self.rng.choice(self.other_prompts), tools)
+            elif draw < 0.8 and self.valid:
+                # A handover: another parser read the first part of an answer.
+                answer = self.rng.choice(self.valid)
+                at = self.rng.randint(0, len(answer))
+                yield Case(answer[at:][: self.max_size], None, tools, prefill=answer[:at])
+            else:
+                choices = (None, False, True) if self.opens_reasoning else (None, False)
+                yield Case(text, None, tools, reasoning=self.rng.choice(choices))
 
     def _valid(self) -> str:
         if not self.valid:
@@ -440,7 +489,7 @@ def _from_chunks(chunks: list[dict[str, Any]]) -> dict[str, Any]:
 def check(codec: chatcodec.Codec, case: Case, rng: random.Random) -> list[str]:
     """The promises this input breaks (empty when it keeps them all)."""
     broken: list[str] = []
-    options: dict[str, Any] = {"prompt": case.prompt, "tools": case.tools}
+    options = case.options()
     try:
         whole = codec.parse_detailed(case.text, **options)
     except Exception:  # noqa: BLE001 - any exception is the violation being looked for
@@ -461,7 +510,7 @@ def check(codec: chatcodec.Codec, case: Case, rng: random.Random) -> list[str]:
             call.function.parsed_arguments  # noqa: B018 - reading it is the check
         except Exception as exc:  # noqa: BLE001
             broken.append(f"parsed_arguments raised {type(exc).__name__}")
-    reference = codec.stream(case.prompt, tools=case.tools)
+    reference = codec.stream(**options)
     reference_events = reference.feed(case.text) + reference.close()
     # (The whole text in one delta: read the one-shot way where it can be, its spans when asked.)
     fed_whole = reference.result()
@@ -470,7 +519,7 @@ def check(codec: chatcodec.Codec, case: Case, rng: random.Random) -> list[str]:
     if fed_whole.finish_reason != whole.finish_reason or fed_whole.diagnostics != whole.diagnostics:
         broken.append("a stream fed the whole text ends or diagnoses differently from the one-shot parse")
     for attempt in range(2):
-        parser = codec.stream(case.prompt, tools=case.tools)
+        parser = codec.stream(**options)
         adapter = ChunkAdapter("fuzz")
         events: list[Event] = []
         chunks: list[dict[str, Any]] = []
@@ -512,7 +561,7 @@ def check(codec: chatcodec.Codec, case: Case, rng: random.Random) -> list[str]:
             break
     # A parser that is dropped, read to the end or not, is freed at once: nothing it holds
     # refers back to it (a server drops one per request; none waits for the cyclic collector).
-    dropped = codec.stream(case.prompt, tools=case.tools)
+    dropped = codec.stream(**options)
     dropped.feed(case.text[: len(case.text) // 2])
     freed = [weakref.ref(one) for one in (reference, parser, dropped)]
     del reference, parser, dropped
@@ -523,9 +572,9 @@ def check(codec: chatcodec.Codec, case: Case, rng: random.Random) -> list[str]:
         if whole.diagnostics:
             broken.append(f"strict parse did not raise ({whole.diagnostics[0].kind})")
     except ParseError as exc:
-        first = whole.diagnostics[0] if whole.diagnostics else None
-        if first is None or (exc.kind, exc.position) != (first.kind, first.position):
-            broken.append(f"strict raised {exc.kind}@{exc.position}, first diagnostic {first}")
+        expected = whole.diagnostics[0] if whole.diagnostics else None
+        if expected is None or (exc.kind, exc.position) != (expected.kind, expected.position):
+            broken.append(f"strict raised {exc.kind}@{exc.position}, first diagnostic {expected}")
     except Exception:  # noqa: BLE001
         broken.append(f"strict parse raised something else: {traceback.format_exc(limit=3)}")
     return broken
@@ -546,7 +595,8 @@ def run_share(
     for number, case in zip(range(count), inputs.cases()):
         case_rng = random.Random(f"{label}:{name}:{number}")
         for problem in check(codec, case, case_rng):
-            found.append(f"{name} seed {label} input {number} ({case.text[:80]!r}, prompt={case.prompt is not None}): {problem}")
+            found.append(f"{name} seed {label} input {number} ({case.text[:80]!r}, prompt={case.prompt is not None}, "
+                f"reasoning={case.reasoning}, prefill={case.prefill!r}): {problem}")
             log(found[-1])
         if progress and (number + 1) % progress == 0 and number + 1 < count:
             # A long run reports as it goes, so a stopped run still says how far it got.

@@ -11,6 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import chatcodec
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "fuzz"))
 import run as fuzz  # noqa: E402
 from parsing_support import draw_cut_answer  # noqa: E402
@@ -62,6 +64,22 @@ def test_the_fuzzer_finds_a_parser_that_is_not_freed(monkeypatch: pytest.MonkeyP
     assert any("not freed at once" in line for line in violations["qwen3"])
 
 
+def test_the_fuzzer_gives_the_caller_s_options_to_every_parser(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A stream that ignores ``reasoning`` and ``prefill`` reads those cases unlike the one-shot
+    # parse: the fuzzer must say so, and only of the cases that give them.
+    real = chatcodec.Codec.stream
+
+    def forgetful(self: chatcodec.Codec, prompt: str | None = None, **options: object) -> object:
+        options.pop("reasoning", None)
+        options.pop("prefill", None)
+        return real(self, prompt, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(chatcodec.Codec, "stream", forgetful)
+    lines = fuzz.run(["qwen3"], seed=3, per_format=60, max_size=600, log=lambda _: None)["qwen3"]
+    assert any("streamed message differs" in line for line in lines)
+    assert lines and all("reasoning=None, prefill=None)" not in line for line in lines)
+
+
 @functools.lru_cache(maxsize=None)
 def _inputs(name: str) -> fuzz.Inputs:
     return fuzz.Inputs(fuzz.load(name), random.Random(name), max_size=1500)
@@ -75,7 +93,15 @@ def test_hypothesis_inputs_keep_every_promise(name: str, data: st.DataObject) ->
     inputs = _inputs(name)
     pieces = st.sampled_from(inputs.spellings or fuzz.PIECES) | st.sampled_from(fuzz.PIECES) | st.text(max_size=6)
     text = draw_cut_answer(data, inputs.valid, pieces, splices=4, tail=6)
-    prompt = data.draw(st.sampled_from([inputs.prompt, None]))
+    prompt = data.draw(st.sampled_from([inputs.prompt, None, *inputs.other_prompts]))
     tools = data.draw(st.sampled_from(fuzz.TOOL_CHOICES))
+    reasoning = prefill = None
+    if prompt is None:
+        # No prompt: the output opens as the format decides, or as the caller says, or after
+        # what another parser read (the start of an answer, or any text).
+        reasoning = data.draw(st.sampled_from((None, False, True) if inputs.opens_reasoning else (None, False)))
+        if reasoning is None and data.draw(st.booleans()):
+            prefill = draw_cut_answer(data, inputs.valid, pieces, splices=1, tail=3)
     chunking = random.Random(data.draw(st.integers(0, 2**32 - 1)))
-    assert fuzz.check(inputs.codec, fuzz.Case(text, prompt, tools), chunking) == []
+    case = fuzz.Case(text, prompt, tools, reasoning=reasoning, prefill=prefill)
+    assert fuzz.check(inputs.codec, case, chunking) == []
