@@ -511,6 +511,8 @@ def check(codec: chatcodec.Codec, case: Case, rng: random.Random) -> list[str]:
         except Exception as exc:  # noqa: BLE001
             broken.append(f"parsed_arguments raised {type(exc).__name__}")
     reference = codec.stream(**options)
+    if case.prompt is not None and reference.state != codec.prompt_state(case.prompt).state:
+        broken.append("a parser before any text is not where codec.prompt_state says its prompt leaves it")
     reference_events = reference.feed(case.text) + reference.close()
     # (The whole text in one delta: read the one-shot way where it can be, its spans when asked.)
     fed_whole = reference.result()

@@ -254,3 +254,40 @@ def test_a_long_prefill_is_read_by_every_parser_and_kept_by_no_record() -> None:
         events = parser.feed("y</think>done") + parser.close()
         assert parser.message.reasoning_content == "y" and parser.message.content == "done", events
     assert not any(key[2] == long_prefill for key in prefilled._KNOWN)
+
+
+@pytest.mark.parametrize(
+    ("source", "variables", "prefill", "state"),
+    [
+        # The prompt's <think> is the opening tag even before the model says whether "\n"
+        # follows it (the engine holds it back until then).
+        ("qwen3", {}, "<think>", "reasoning"),
+        ("qwen3", {}, "<think>\nhm</think>", "content"),
+        ("DeepSeek-V4", {"thinking": True}, "", "reasoning"),
+        ("DeepSeek-V4", {}, "", "content"),
+        # Gemma 4's prompt with thinking off closes an empty thought channel.
+        ("Google-gemma-4-31B-it-2026-07", {}, "", "content"),
+    ],
+)
+def test_a_parser_before_any_text_is_where_its_prompt_leaves_it(
+    source: str, variables: dict[str, Any], prefill: str, state: str
+) -> None:
+    codec = chatcodec.load(source if source == "qwen3" else template(source))
+    prompt = codec.render(QUESTION, add_generation_prompt=True, **variables) + prefill
+    left = codec.prompt_state(prompt)
+    assert left.state == state and left.prefill
+    parser = codec.stream(prompt)
+    assert parser.state == state
+    assert codec.stream(prefill=left.prefill).state == state
+    parser.feed("")  # (an empty delta, as servers send, changes nothing)
+    assert parser.state == state
+    parser.feed("x")
+    assert parser.state == state
+
+
+def test_reasoning_true_starts_a_parser_inside_reasoning() -> None:
+    for codec in (QWEN3, chatcodec.load("deepseek"), chatcodec.load(template("QwQ-32B"))):
+        parser = codec.stream(reasoning=True)
+        assert parser.state == "reasoning"
+        parser.feed("so")
+        assert parser.state == "reasoning"

@@ -65,10 +65,16 @@ def _prompt_state(found: Format, prompt: str) -> PromptState:
             cut = at + len(header)
     if cut < 0:
         return START
-    key = (id(found), prompt[cut:])
+    return prefill_state(found, prompt[cut:])
+
+
+def prefill_state(found: Format, prefill: str) -> PromptState:
+    """The state the text after an assistant header leaves, read as a prompt's is: to its end
+    (a ``<think>`` it ends with is the opening tag, whatever the completion writes next)."""
+    key = (id(found), prefill)
     state = _CACHE.get(key)
     if state is None:
-        state = _read_prefill(found, prompt[cut:])
+        state = _read_prefill(found, prefill)
         _CACHE[key] = state
         if len(_CACHE) > _CACHE_SIZE:
             _CACHE.popitem(last=False)

@@ -17,6 +17,7 @@ from chatcodec.formats.base import Format
 from chatcodec.messages import Message
 from chatcodec.parse.first_feed import MIN_WHOLE_FEED, read_first_feed
 from chatcodec.parse.prefilled import start_after_prefill
+from chatcodec.parse.prompt import prefill_state
 from chatcodec.parse.result import ParseResult
 from chatcodec.parse.json_scan import STRING_SPECIAL, ValueScanner
 from chatcodec.parse.spans import Span
@@ -237,8 +238,22 @@ class StreamParser:
     @property
     def state(self) -> ReaderState:
         """``content``, ``reasoning``, ``tool_call`` (inside a call block), ``undecided``
-        (leading text not yet known to be reasoning or content) or ``ended``."""
-        return self._assembler.state if self._settled() is None else "ended"
+        (leading text not yet known to be reasoning or content) or ``ended``.
+
+        Before any text, the state the prompt or prefill leaves, as ``Codec.prompt_state``
+        reads it; from then on, where the delimiters read so far leave it (one whose end the
+        engine still holds back, ``<|im_end|>`` that may go on with ``\n``, counts once it
+        is settled)."""
+        if self._settled() is not None:
+            return "ended"
+        prefill = self._setup[0]
+        if prefill and not self._closed and not self._chunk_blocks and not any(self._chunks):
+            # (The engine still holds a prefill's last delimiter, ``<think>`` until it knows
+            # whether ``\n`` follows: the prompt says what it opens.)
+            left = prefill_state(self.family, prefill)
+            if left.prefill:
+                return left.state
+        return self._assembler.state
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
