@@ -1593,3 +1593,26 @@ def test_kimi_call_id_without_its_index_names_nothing() -> None:
     assert "functions.invalid.0" in (result.message.content or "")
     assert [d.kind for d in result.diagnostics] == ["malformed_tool_call", "malformed_tool_call"]
     assert "names no function" in result.diagnostics[1].message
+
+
+# vLLM tests/tool_parsers/test_hy_v3_tool_parser.py, SGLang's GLM-4.5 detector tests: models
+# write other whitespace between a key's closing tag and the value's opening one than the
+# template does (a blank line, a Windows line end); the parameter is still read, its value kept.
+@pytest.mark.parametrize("gap", ["\n\n", "\r\n", " \n", "\n ", " ", "\t"])
+@pytest.mark.parametrize(
+    ("template", "suffix"),
+    [("ZhipuAI-GLM-4.6", ""), ("ZhipuAI-GLM-4.7-Flash", ""), ("Poolside-Laguna-XS-2.1", ""), ("Tencent-Hy3", ":opensource")],
+)
+def test_whitespace_between_a_key_and_its_value_keeps_the_parameter(template: str, suffix: str, gap: str) -> None:
+    def tag(word: str) -> str:
+        return f"<{word}{suffix}>"
+
+    body = (
+        f"{tag('tool_call')}get_weather{tag('tool_sep') if suffix else ''}\n"
+        f"{tag('arg_key')}city{tag('/arg_key')}{gap}{tag('arg_value')}Beijing{tag('/arg_value')}\n"
+        f"{tag('arg_key')}date{tag('/arg_key')}\n{tag('arg_value')}x{tag('/arg_value')}\n{tag('/tool_call')}"
+    )
+    text = f"{tag('tool_calls')}{body}{tag('/tool_calls')}" if suffix else body
+    result = parse_both(template, text, tools=["get_weather"])
+    assert calls(result) == [("get_weather", {"city": "Beijing", "date": "x"})]
+    assert result.diagnostics == [] and result.message.content is None

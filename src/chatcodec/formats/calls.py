@@ -603,8 +603,9 @@ DSML = _invoke(
     # The parameter's own flag says whether its value is a string or JSON.
     typed_by={'" string="true">': "string", '" string="false">': "json"},
 )
-# The whitespace GLM-4.5 writes between its tags (a newline and an indent, or nothing).
-_GLM_GAPS = ("", "\n", " ", "  ", "    ", "\t", "\n  ", "\n    ", "\n\t")
+# The whitespace GLM-4.5 writes between its tags (a newline and an indent, or nothing), and
+# what models write there beside it (a blank line, a Windows line end).
+_GLM_GAPS = ("", "\n", " ", "  ", "    ", "\t", "\n  ", "\n    ", "\n\t", "\n\n", "\r\n", " \n", "\n ")
 GLM = _xml(
     "glm",
     "<tool_call>NAME<arg_key>KEY</arg_key><arg_value>VALUE</arg_value></tool_call>",
@@ -632,7 +633,7 @@ def _hunyuan(name: str, suffix: str) -> CallSyntax:
         call_open=around(tag("tool_call"), before="\n"),
         name_end=around(tag("tool_sep"), after="\n"),
         param_open=around(tag("arg_key"), before="\n"),
-        param_name_end=tuple(tag("/arg_key") + gap + tag("arg_value") for gap in ("", "\n")),
+        param_name_end=tuple(tag("/arg_key") + gap + tag("arg_value") for gap in _GLM_GAPS),
         param_close=around(tag("/arg_value"), after="\n"),
         call_close=around(tag("/tool_call"), before="\n", after="\n"),
         markers=(tag("tool_call"), tag("tool_sep"), tag("arg_key")),
