@@ -496,6 +496,13 @@ def check(codec: chatcodec.Codec, case: Case, rng: random.Random) -> list[str]:
         return [f"lenient parse raised: {traceback.format_exc(limit=3)}"]
     if whole.reassemble() != case.text:
         broken.append("spans do not tile the input")
+    # Text in the message is where its spans say: nothing the model wrote is left out of it.
+    # (Where the prompt began the turn, the message may also hold what the prompt wrote: a
+    # call it opened that is kept as text.)
+    fresh = case.prefill is None and (case.prompt is None or not codec.prompt_state(case.prompt).prefill)
+    for kind, field in (("content", whole.message.content), ("reasoning", whole.message.reasoning_content)):
+        if fresh and "".join(case.text[span.start : span.end] for span in whole.spans if span.kind == kind) != (field or ""):
+            broken.append(f"the {kind} spans do not add up to the message's {kind}")
     # ``codec.parse`` keeps no spans, and its fast path reads a call the way it read the last
     # one from the same parser state: the second reading takes what the first remembered.
     for reading in ("first", "second"):

@@ -80,6 +80,21 @@ def test_the_fuzzer_gives_the_caller_s_options_to_every_parser(monkeypatch: pyte
     assert lines and all("reasoning=None, prefill=None)" not in line for line in lines)
 
 
+def test_the_fuzzer_finds_text_left_out_of_the_message(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The spans still tile the input, but the message lacks a character of its content.
+    real = chatcodec.Codec.parse_detailed
+
+    def lossy(self: chatcodec.Codec, *args: object, **options: object) -> object:
+        result = real(self, *args, **options)  # type: ignore[arg-type]
+        if result.message.content:
+            result.message.content = result.message.content[1:]
+        return result
+
+    monkeypatch.setattr(chatcodec.Codec, "parse_detailed", lossy)
+    lines = fuzz.run(["qwen3"], seed=5, per_format=20, max_size=600, log=lambda _: None)["qwen3"]
+    assert any("content spans do not add up" in line for line in lines)
+
+
 @functools.lru_cache(maxsize=None)
 def _inputs(name: str) -> fuzz.Inputs:
     return fuzz.Inputs(fuzz.load(name), random.Random(name), max_size=1500)

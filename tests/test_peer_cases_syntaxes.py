@@ -1616,3 +1616,49 @@ def test_whitespace_between_a_key_and_its_value_keeps_the_parameter(template: st
     result = parse_both(template, text, tools=["get_weather"])
     assert calls(result) == [("get_weather", {"city": "Beijing", "date": "x"})]
     assert result.diagnostics == [] and result.message.content is None
+
+
+def _kept_as_content(text: str, result: ParseResult) -> str:
+    return "".join(text[span.start : span.end] for span in result.spans if span.kind == "content")
+
+
+# vLLM tests/tool_parsers/test_minimax_tool_parser.py (test_extract_tool_calls_invalid_json) and
+# the other JSON lists of calls: an element that stops being JSON is no call, and it and the
+# elements after it (which the JSON walk never reached) are content, not dropped.
+@pytest.mark.parametrize(
+    ("template", "text", "expected", "content"),
+    [
+        (
+            "MiniMax-M1",
+            '<tool_calls>\n{"name": "f", "arguments": {"city": "Seattle"}}\n{invalid json here}\n'
+            '{"name": "g", "arguments": {"param": "value"}}\n</tool_calls>',
+            [("f", {"city": "Seattle"})],
+            '{invalid json here}\n{"name": "g", "arguments": {"param": "value"}}',
+        ),
+        (
+            "MiniMax-M1",
+            '<tool_calls>\n{"name": "f", "arguments": {"x": 1}}\n{,}\n{"name": "g", "arguments": {"x": 2}}\n</tool_calls>',
+            [("f", {"x": 1})],
+            '{,}\n{"name": "g", "arguments": {"x": 2}}',
+        ),
+        # A call's object whose closing brace is left out: the call stands (malformed), the
+        # next object is text.
+        (
+            "MiniMax-M1",
+            '<tool_calls>\n{"name": "f", "arguments": {"x": 1}}\n{"name": "g", "arguments": {"x": 1}\n'
+            '{"name": "f", "arguments": {"x": 2}}\n</tool_calls>',
+            [("f", {"x": 1}), ("g", {"x": 1})],
+            '{"name": "f", "arguments": {"x": 2}}',
+        ),
+        ("AI21-Jamba-Large-1.6", '<tool_calls>[{"name": "f", "arguments": {"x": 1}}, {invalid}]</tool_calls>', [("f", {"x": 1})], "{invalid}]"),
+        ("NVIDIA-Nemotron-Nano-9B-v2", '<TOOLCALL>[{"name": "f", "arguments": {"x": 1}}, {bad]</TOOLCALL>', [("f", {"x": 1})], "{bad]"),
+    ],
+)
+def test_an_element_of_a_list_of_calls_that_is_no_json_is_kept_as_content(
+    template: str, text: str, expected: list[tuple[str, Any]], content: str
+) -> None:
+    result = parse_both(template, text, tools=["f", "g"])
+    assert calls(result) == expected
+    assert result.message.content == content == _kept_as_content(text, result)
+    assert "malformed_tool_call" in [d.kind for d in result.diagnostics]
+    assert result.finish_reason == "tool_calls"

@@ -274,6 +274,7 @@ class JsonWalk:
         "_jump_end",
         "_value_end",
         "stray_at",
+        "failed_at",
         "examined",
         "element_spans",
     )
@@ -300,6 +301,7 @@ class JsonWalk:
         # Where a list's text stops being its elements: a whole element followed by something
         # other than ``,`` or ``]`` (-1 otherwise). The elements before it are whole calls.
         self.stray_at = -1
+        self.failed_at = -1  # where the text stopped being JSON (-1: it has not)
         self.examined = 0  # characters examined (for tests that count work)
         # Where each element of a list starts and ends (-1 until it does): a call the reader
         # cannot take is given back as the text it was.
@@ -645,6 +647,7 @@ class JsonWalk:
             message = f"expected {expected}"
         if state == "after_element":
             self.stray_at = text_start + pos
+        self.failed_at = text_start + pos
         self.error = f"{message} (character {text_start + pos - self.base} of the call)"
 
     def _depth_at_failure(self, state: str) -> int:

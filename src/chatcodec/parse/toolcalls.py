@@ -193,8 +193,15 @@ class ToolCalls:
             self._as_content(block)
             return
         if block.walk is not None and not block.walk.finished and closed:
-            # The list's closing tag came before its JSON ended: the last call is cut short.
-            named[-1].error = named[-1].error or block.walk.error or "the list of calls ends before its JSON does"
+            # The list's closing tag came before its JSON ended: the last call is cut short,
+            # or the element the JSON stopped in, which names no call, is (its text is kept).
+            last = block.children[-1]
+            blamed = named[-1] if last.index is not None else last
+            blamed.error = blamed.error or block.walk.error or "the list of calls ends before its JSON does"
+            if last.index is not None:
+                # A call's object that stops being JSON (its closing brace left out before the
+                # next object): the call stands, malformed, and the rest of the list is text.
+                self._keep_after_failure(block)
         for call in named:
             self._finish_one(call, closed=closed, spans=False)
         dropped = self._dropped_elements(block)
@@ -233,6 +240,13 @@ class ToolCalls:
                 "malformed_tool_call", base, f"text in a list of calls the prompt began is no call; kept as {kind}"
             )
 
+    def _keep_after_failure(self, block: ToolCallBlock) -> None:
+        failed_at = block.walk.failed_at if block.walk is not None else -1
+        end = _inner_end(block)
+        if block.start <= failed_at < end and not block.after_value:
+            written = "".join(block.raw)
+            block.after_value.append((failed_at, written[failed_at - block.start : end - block.start]))
+
     def _dropped_elements(self, block: ToolCallBlock) -> list[tuple[int, str]]:
         """The elements of a list of calls that are no call (a tool ``tools=`` does not have,
         no name), with where each starts: their text goes where text around the list goes,
@@ -248,6 +262,10 @@ class ToolCalls:
             kind = "unknown_tool" if child.rejected else "malformed_tool_call"
             where = child.state.get("element")
             start, end = where if where is not None else (-1, -1)
+            if end < 0 <= start and child is block.children[-1]:
+                # The JSON stopped inside this element (``{invalid}``, or cut short): it runs
+                # to the end of the list, and the elements written after it are its text too.
+                end = _inner_end(block)
             if not block.start <= start < end <= block.start + len(written):
                 # (Where the element's text is not known, it stays in the list's span.)
                 self._diagnose(kind, block.start, f"{reason}; an element of a list of calls, left out")
@@ -341,6 +359,11 @@ class ToolCalls:
 
 
 _NO_INDEX = ("delimiter", "content", "reasoning")  # spans that belong to no call
+
+
+def _inner_end(block: ToolCallBlock) -> int:
+    """Where the block's text ends, before its closing delimiter (-1 if it has none)."""
+    return max((stop for kind, _, stop, _ in block.spans if kind != "delimiter"), default=-1)
 
 
 def _carved(
