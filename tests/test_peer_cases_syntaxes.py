@@ -1662,3 +1662,31 @@ def test_an_element_of_a_list_of_calls_that_is_no_json_is_kept_as_content(
     assert result.message.content == content == _kept_as_content(text, result)
     assert "malformed_tool_call" in [d.kind for d in result.diagnostics]
     assert result.finish_reason == "tool_calls"
+
+
+# vLLM tests/tool_parsers/test_llama4_pythonic_tool_parser.py (test_good_call_survives_unparsable
+# _sibling): a quote left unescaped runs to the end of the list, so its elements after the good
+# call cannot be told apart. The good call stands; the text from the broken element on is
+# content, as written, where it was lost before.
+@pytest.mark.parametrize(
+    ("template", "text", "content", "finish"),
+    [
+        ("vLLM-Llama-4-pythonic", "[get_weather(city='SF', metric='c'), f(a='x 'y', b='z')]", "f(a='x 'y', b='z')]", "tool_calls"),
+        ("vLLM-Llama-4-pythonic", "[get_weather(city='SF', metric='c'), f(a='x 'y', b='z')] Done.", "f(a='x 'y', b='z')] Done.", "tool_calls"),
+        ("vLLM-Llama-4-pythonic", "[get_weather(city='SF', metric='c'), f(a=1", "f(a=1", "length"),
+        (
+            "LiquidAI-LFM2.5-8B-A1B",
+            "<|tool_call_start|>[get_weather(city='SF', metric='c'), f(a='x 'y', b='z')]<|tool_call_end|>",
+            "f(a='x 'y', b='z')]",
+            "tool_calls",
+        ),
+    ],
+)
+def test_a_python_call_list_broken_after_a_good_call_keeps_the_rest_as_content(
+    template: str, text: str, content: str, finish: str
+) -> None:
+    result = parse_both(template, text, tools=["get_weather", "f"])
+    assert calls(result) == [("get_weather", {"city": "SF", "metric": "c"})]
+    assert result.message.content == content == _kept_as_content(text, result)
+    assert "malformed_tool_call" in [d.kind for d in result.diagnostics]
+    assert result.finish_reason == finish

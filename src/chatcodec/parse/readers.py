@@ -948,6 +948,8 @@ class PythonicReader(CallReader):
         unnamed = any(child.index is None for child in call.children)
         if (missing or unnamed) and starts and contiguous and self._place(call, text, found, starts[0] - len(opening)):
             return
+        if missing and starts and contiguous and self._place_before_a_break(call, text, found, starts[0] - len(opening)):
+            return
         if missing:
             self.calls.diagnose(
                 "malformed_tool_call",
@@ -976,6 +978,51 @@ class PythonicReader(CallReader):
             call.children.sort(key=lambda child: child.state["element"])
             return True
         return False
+
+
+    def _place_before_a_break(
+        self, call: ToolCallBlock, text: str, found: list[tuple[str, dict[str, Any]]], origin: int
+    ) -> bool:
+        """Where the list's elements cannot all be told apart (a quote left unescaped runs to
+        its end: ``[f(a=1), g(b='x 'y')]``): the calls read stand if they are its first
+        elements, and the text from the first element that is none on is given back as it was
+        written. False where the calls read are not those first elements."""
+        elements, rest = _elements_before_a_break(text)
+        if rest is None:
+            return False
+        placed = _placed(found, elements)
+        if placed is None or len(placed) != len(elements) or len(call.children) != len(placed):
+            return False
+        for child, (start, end) in zip(call.children, placed):
+            child.state["element"] = (origin + start, origin + end)
+        end = len(text.rstrip())
+        if rest < end:
+            child = self.calls.child(call)
+            child.state["element"] = (origin + rest, origin + end)
+            child.error = "the call is not a Python call with literal arguments"
+        return True
+
+
+def _elements_before_a_break(text: str) -> tuple[list[tuple[int, int, str]], int | None]:
+    """The elements of the list ``text`` opens with, up to where it can no longer be told
+    into elements (a quote that never closes, a list that does not), and where that rest
+    begins (None where the whole list is told into elements, or ``text`` opens none)."""
+    start = len(text) - len(text.lstrip())
+    if not text.startswith("[", start):
+        return [], None
+    elements: list[tuple[int, int, str]] = []
+    begin = start + 1
+    for i, char, depth in _structure(text, start):
+        if (char == "," and depth == 1) or (char == "]" and depth == 0):
+            piece = text[begin:i]
+            if piece.strip():
+                lead = len(piece) - len(piece.lstrip())
+                elements.append((begin + lead, begin + len(piece.rstrip()), piece.strip()))
+            begin = i + 1
+            if depth == 0:
+                return elements, None
+    rest = text[begin:]
+    return elements, begin + len(rest) - len(rest.lstrip())
 
 
 def convert_value_literal(value: Any, schema: dict[str, Any] | None) -> Any:
