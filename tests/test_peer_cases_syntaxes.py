@@ -1690,3 +1690,28 @@ def test_a_python_call_list_broken_after_a_good_call_keeps_the_rest_as_content(
     assert result.message.content == content == _kept_as_content(text, result)
     assert "malformed_tool_call" in [d.kind for d in result.diagnostics]
     assert result.finish_reason == finish
+
+
+# SGLang test_glm47_moe_detector.py (an enum-only schema is a string): a schema that fixes a
+# parameter's type by its values (enum, const) or by allOf types the value as a type does;
+# the template writes a string value raw, so "1" for a string enum is the string "1".
+@pytest.mark.parametrize(
+    ("schema", "written", "value"),
+    [
+        ({"enum": ["1", "2"]}, "1", "1"),
+        ({"enum": ["true", "false"]}, "true", "true"),
+        ({"enum": ["null", "x"]}, "null", "null"),
+        ({"const": "42"}, "42", "42"),
+        ({"allOf": [{"type": "string"}, {"minLength": 1}]}, "123", "123"),
+        ({"enum": [1, 2]}, "1", 1),
+    ],
+)
+@pytest.mark.parametrize("template", ["ZhipuAI-GLM-4.7-Flash", "Qwen-Qwen3-Coder"])
+def test_a_schema_that_types_a_value_by_its_values_types_it(template: str, schema: dict[str, Any], written: str, value: Any) -> None:
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {"e": schema}}}}]
+    if template.startswith("ZhipuAI"):
+        text = f"<tool_call>f<arg_key>e</arg_key><arg_value>{written}</arg_value></tool_call>"
+    else:
+        text = f"<tool_call>\n<function=f>\n<parameter=e>\n{written}\n</parameter>\n</function>\n</tool_call>"
+    result = parse_both(template, text, tools=tools)
+    assert calls(result) == [("f", {"e": value})]

@@ -509,7 +509,29 @@ def _types(schema: dict[str, Any] | None) -> set[str]:
         options = schema.get(combined)
         if isinstance(options, list):
             return set().union(*(_types(option) for option in options if isinstance(option, dict)))
+    # The values themselves say the type (``"enum": ["1", "2"]`` is a string, however the
+    # model writes it); all the parts of ``allOf`` must hold, so the types they share.
+    values = schema.get("enum") if isinstance(schema.get("enum"), list) else [schema["const"]] if "const" in schema else None
+    if values:
+        return {_json_type(value) for value in values}
+    parts = schema.get("allOf")
+    if isinstance(parts, list):
+        typed = [types for part in parts if isinstance(part, dict) and (types := _types(part))]
+        return set.intersection(*typed) if typed else set()
     return set()
+
+
+def _json_type(value: Any) -> str:
+    """The JSON Schema type of a decoded JSON value."""
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if value is None:
+        return "null"
+    return "object" if isinstance(value, dict) else "array" if isinstance(value, list) else "string"
 
 
 def _matches(value: Any, types: set[str]) -> bool:
