@@ -467,6 +467,14 @@ def _message_key(message: chatcodec.Message) -> dict[str, Any]:
     return data
 
 
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
 def _from_chunks(chunks: list[dict[str, Any]]) -> dict[str, Any]:
     """What an OpenAI client accumulates from the chunks."""
     content = ""
@@ -512,11 +520,22 @@ def check(codec: chatcodec.Codec, case: Case, rng: random.Random) -> list[str]:
             return [f"codec.parse raised: {traceback.format_exc(limit=3)}"]
         if _message_key(message) != _message_key(whole.message):
             broken.append(f"codec.parse's message ({reading} reading) differs from parse_detailed's")
+    kinds = {diagnostic.kind for diagnostic in whole.diagnostics}
     for call in whole.message.tool_calls or []:
         try:
             call.function.parsed_arguments  # noqa: B018 - reading it is the check
         except Exception as exc:  # noqa: BLE001
             broken.append(f"parsed_arguments raised {type(exc).__name__}")
+        # A call's arguments are JSON, or the text the model wrote with a diagnostic (or the
+        # text was cut short inside the call).
+        arguments = call.function.arguments
+        if whole.finish_reason != "length" and not _is_json(arguments):
+            if "malformed_tool_call" not in kinds:
+                broken.append("a call's arguments are no JSON, and no diagnostic says why")
+            elif arguments not in (case.prompt or "") + case.text and case.prefill is None and "noncanonical" not in kinds:
+                # (Not checked: a call whose members beside its name are its arguments, and a
+                # handover that splits a delimiter, whose arguments may join the two.)
+                broken.append("a call's arguments are neither JSON nor the text the model wrote")
     reference = codec.stream(**options)
     if case.prompt is not None and reference.state != codec.prompt_state(case.prompt).state:
         broken.append("a parser before any text is not where codec.prompt_state says its prompt leaves it")

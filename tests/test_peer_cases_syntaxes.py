@@ -1715,3 +1715,20 @@ def test_a_schema_that_types_a_value_by_its_values_types_it(template: str, schem
         text = f"<tool_call>\n<function=f>\n<parameter=e>\n{written}\n</parameter>\n</function>\n</tool_call>"
     result = parse_both(template, text, tools=tools)
     assert calls(result) == [("f", {"e": value})]
+
+
+# SGLang test_gemma4_string_delimiters.py: a string's opening <|"|> left out inside a nested
+# value runs the quoting out of step, and the arguments' closing brace is read inside a string.
+# The call is malformed, and its arguments stay JSON: the value is the text the model wrote.
+@pytest.mark.parametrize(
+    ("body", "arguments"),
+    [
+        ('{filters:{city:Tokyo<|"|>},query:<|"|>x<|"|>}', {"filters": '{city:Tokyo<|"|>},query:<|"|>x<|"|>'}),
+        ('{q:[<|"|>a<|"|>,b<|"|>]}', {"q": '[<|"|>a<|"|>,b<|"|>]'}),
+        ('{query:[ k:<|"|>1]]}', {"query": '[ k:<|"|>1]]'}),
+    ],
+)
+def test_a_gemma_value_whose_quoting_runs_on_keeps_the_arguments_json(body: str, arguments: dict[str, Any]) -> None:
+    result = parse_both("Google-gemma-4-31B-it", f"<|tool_call>call:web_search{body}<tool_call|>", tools=["web_search"])
+    assert calls(result) == [("web_search", arguments)]
+    assert [d.kind for d in result.diagnostics] == ["malformed_tool_call"]

@@ -1360,9 +1360,13 @@ class GemmaReader(CallReader):
             self.calls.name_complete(call, "".join(call.name_parts).strip(), call.start)
             if call.index is not None:
                 self.calls.arguments_text(call, "{")
-        if call.index is None or call.error is not None:
+        if call.index is None:
             return
         state = call.state
+        if call.error is not None:
+            if state["mode"] != "end":
+                self._close_as_written(call)  # (the reading stopped at the error)
+            return
         if state["held"]:
             held, state["held"] = state["held"], ""
             self._read(call, held, final=True)
@@ -1378,9 +1382,30 @@ class GemmaReader(CallReader):
                 state["mode"] = "end"
         if state["mode"] != "end" and call.error is None:
             call.error = "the arguments end before their closing brace"
+            self._close_as_written(call)
         if call.error is None:
             call.parsed, call.has_parsed = state["values"], True
             call.error = state.get("not_a_value")
+
+    def _close_as_written(self, call: ToolCallBlock) -> None:
+        """Arguments that end inside a value (a ``<|"|>`` left out inside a nested object
+        swallows the closing brace): that value is kept as the text the model wrote, a JSON
+        string, and the object is closed, so that the arguments stay JSON."""
+        state = call.state
+        mode = state["mode"]
+        raw = "".join(state["part"])
+        if mode == "string":
+            ending = '"}' if state.get("streamed") else json.dumps(raw, ensure_ascii=False) + "}"
+        elif mode == "atom":
+            value = raw.rstrip()
+            value = value[:-1].rstrip() if value.endswith("}") else value
+            ending = json.dumps(value, ensure_ascii=False) + "}"
+        elif mode == "value":
+            ending = '""}'
+        else:
+            ending = "}"  # (between members: a key cut short is no member)
+        self.calls.arguments_text(call, ending)
+        state["mode"] = "end"
 
     # -- the arguments, piece by piece --------------------------------------------------------
 
