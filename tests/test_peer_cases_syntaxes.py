@@ -1732,3 +1732,18 @@ def test_a_gemma_value_whose_quoting_runs_on_keeps_the_arguments_json(body: str,
     result = parse_both("Google-gemma-4-31B-it", f"<|tool_call>call:web_search{body}<tool_call|>", tools=["web_search"])
     assert calls(result) == [("web_search", arguments)]
     assert [d.kind for d in result.diagnostics] == ["malformed_tool_call"]
+
+
+# vLLM tests/tool_parsers/test_minimax_m3_tool_parser.py: MiniMax-M3's template writes its
+# section's mark right after the content, so a newline before the mark is the content's.
+@pytest.mark.parametrize("content", ["I will create it.\n", "A\n\n", "A"])
+def test_minimax_m3_content_before_a_call_keeps_its_newlines(content: str) -> None:
+    codec = codec_for("MiniMax-M3")
+    question = [{"role": "user", "content": "hi"}]
+    call = {"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}
+    prompt = codec.render(question, add_generation_prompt=True)
+    full = codec.render([*question, {"role": "assistant", "content": content, "tool_calls": [call]}])
+    assert full.startswith(prompt) and content + "]<]minimax[>[<tool_call>" in full
+    result = parse_both("MiniMax-M3", full[len(prompt) :], prompt=prompt)
+    assert result.message.content == content
+    assert calls(result) == [("get_weather", {"city": "Paris"})]

@@ -688,7 +688,8 @@ MINIMAX_M3 = CallSyntax(
     reader="key_tags",
     description=f'{_MM}<tool_call>\\n{_MM}<invoke name="NAME">{_MM}<KEY>VALUE{_MM}</KEY>…{_MM}</invoke>\\n{_MM}</tool_call>',
     spellings=spelled(
-        ("CALLS_BEGIN", around(f"{_MM}<tool_call>", before="\n", after="\n")),
+        # (The template writes the mark right after the content: a newline before it is the content's.)
+        ("CALLS_BEGIN", around(f"{_MM}<tool_call>", after="\n")),
         ("CALLS_END", around(f"{_MM}</tool_call>", before="\n", after="\n")),
         ("CALL_OPEN", around(f'{_MM}<invoke name="', before="\n")),
         ("NAME_END", ('">',)),
