@@ -504,10 +504,10 @@ def check(codec: chatcodec.Codec, case: Case, rng: random.Random) -> list[str]:
         return [f"lenient parse raised: {traceback.format_exc(limit=3)}"]
     if whole.reassemble() != case.text:
         broken.append("spans do not tile the input")
+    fresh = case.prefill is None and (case.prompt is None or not codec.prompt_state(case.prompt).prefill)
     # Text in the message is where its spans say: nothing the model wrote is left out of it.
     # (Where the prompt began the turn, the message may also hold what the prompt wrote: a
     # call it opened that is kept as text.)
-    fresh = case.prefill is None and (case.prompt is None or not codec.prompt_state(case.prompt).prefill)
     for kind, field in (("content", whole.message.content), ("reasoning", whole.message.reasoning_content)):
         if fresh and "".join(case.text[span.start : span.end] for span in whole.spans if span.kind == kind) != (field or ""):
             broken.append(f"the {kind} spans do not add up to the message's {kind}")
@@ -532,9 +532,9 @@ def check(codec: chatcodec.Codec, case: Case, rng: random.Random) -> list[str]:
         if whole.finish_reason != "length" and not _is_json(arguments):
             if "malformed_tool_call" not in kinds:
                 broken.append("a call's arguments are no JSON, and no diagnostic says why")
-            elif arguments not in (case.prompt or "") + case.text and case.prefill is None and "noncanonical" not in kinds:
+            elif fresh and arguments not in case.text and "noncanonical" not in kinds:
                 # (Not checked: a call whose members beside its name are its arguments, and a
-                # handover that splits a delimiter, whose arguments may join the two.)
+                # call the prompt or a handover began, whose arguments join the two.)
                 broken.append("a call's arguments are neither JSON nor the text the model wrote")
     reference = codec.stream(**options)
     if case.prompt is not None and reference.state != codec.prompt_state(case.prompt).state:
