@@ -1747,3 +1747,27 @@ def test_minimax_m3_content_before_a_call_keeps_its_newlines(content: str) -> No
     result = parse_both("MiniMax-M3", full[len(prompt) :], prompt=prompt)
     assert result.message.content == content
     assert calls(result) == [("get_weather", {"city": "Paris"})]
+
+
+# llama.cpp test-chat.cpp (Kimi K3, with the prompt's think block open): the model writes its
+# answer's opening tag without closing the reasoning; the tag ends the reasoning, and says so.
+@pytest.mark.parametrize(
+    ("template", "text", "reasoning", "content"),
+    [
+        (
+            "Moonshot-Kimi-K3",
+            "<|open|>response<|sep|>Hello, world!\nWhat's up?<|close|>response<|sep|><|close|>message<|sep|>",
+            None,
+            "Hello, world!\nWhat's up?",
+        ),
+        ("Moonshot-Kimi-K3", "Let me see.<|open|>response<|sep|>Hi<|close|>response<|sep|><|close|>message<|sep|>", "Let me see.", "Hi"),
+        ("IBM-granite-3.3-2b-instruct", "<think>R<response>A</response>", "R", "A"),
+    ],
+)
+def test_an_answer_opened_inside_open_reasoning_ends_it(template: str, text: str, reasoning: str | None, content: str) -> None:
+    codec = codec_for(template)
+    prompt = codec.render([{"role": "user", "content": "Hey there!"}], add_generation_prompt=True)
+    result = parse_both(template, text, prompt=prompt)
+    assert (result.message.reasoning_content, result.message.content) == (reasoning, content)
+    assert [d.kind for d in result.diagnostics] == ["noncanonical"]
+    assert result.finish_reason == "stop"

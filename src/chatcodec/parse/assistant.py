@@ -746,6 +746,10 @@ class AssistantAssembler:
                     self._in_reasoning = False
                     self._out.diagnose("unclosed_reasoning", piece.start, "the message ends inside a reasoning block")
                 self._ended = True
+            elif self._in_reasoning and kind == family.framing.answer_open_terminal:
+                # (The grammar reads the answer's opening tag inside an open block as its end.)
+                self._in_reasoning = False
+                self._out.diagnose("noncanonical", piece.start, "the answer opens before the reasoning block is closed")
             return
         if piece.stray_delimiter is not None and piece.kind in ("CONTENT", "REASONING"):
             self._out.diagnose(
