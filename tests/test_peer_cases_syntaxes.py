@@ -1771,3 +1771,15 @@ def test_an_answer_opened_inside_open_reasoning_ends_it(template: str, text: str
     assert (result.message.reasoning_content, result.message.content) == (reasoning, content)
     assert [d.kind for d in result.diagnostics] == ["noncanonical"]
     assert result.finish_reason == "stop"
+
+
+# vLLM tests/tool_parsers/test_nemotron_json_tool_parser.py and test_nemotron_nano_v2_tool_parser.py
+# (test_extract_tool_calls_wraps_single_object): Nemotron Nano v2 writes one call's object
+# alone in its tags, where the template writes a list.
+def test_nemotron_s_single_call_object_is_a_call() -> None:
+    text = '<TOOLCALL>{"name": "lookup", "arguments": {"query": "vllm"}}</TOOLCALL>'
+    result = parse_both("NVIDIA-Nemotron-Nano-9B-v2", text, tools=["lookup"])
+    assert calls(result) == [("lookup", {"query": "vllm"})]
+    assert [d.kind for d in result.diagnostics] == ["noncanonical"] and result.message.content is None
+    listed = parse_both("NVIDIA-Nemotron-Nano-9B-v2", "<TOOLCALL>[" + text[10:-11] + "]</TOOLCALL>", tools=["lookup"])
+    assert calls(listed) == calls(result) and listed.diagnostics == []

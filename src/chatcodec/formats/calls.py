@@ -225,7 +225,12 @@ def _json_list(
 
 JSON_LISTS = (
     _json_list("tool_calls_list", "<tool_calls>", "</tool_calls>", '<tool_calls>[{"name": …, "arguments": {…}}]</tool_calls>'),
-    _json_list("toolcall_list", "<TOOLCALL>", "</TOOLCALL>", '<TOOLCALL>[{"name": …, "arguments": {…}}]</TOOLCALL>'),
+    # (Nemotron Nano v2 also writes one call's object alone in the tags.)
+    replace(
+        _json_list("toolcall_list", "<TOOLCALL>", "</TOOLCALL>", '<TOOLCALL>[{"name": …, "arguments": {…}}]</TOOLCALL>'),
+        piece="object_or_list_in_tags",
+        reader="json_list_or_object",
+    ),
     _json_list(
         "cohere",
         "<|START_ACTION|>",

@@ -274,6 +274,21 @@ class JsonObjectOrListReader(JsonListReader):
         return JsonObjectReader.arguments_as_written(self, call, kind, key, walk)
 
 
+class JsonListOrObjectReader(JsonObjectOrListReader):
+    """A list of call objects in one block, or one call's object alone (Nemotron Nano v2's
+    template writes the list; models also write the object: a ``noncanonical`` diagnostic)."""
+
+    def text(self, call: ToolCallBlock, piece: Piece) -> None:
+        walk = piece.json
+        if walk is None or walk.shape == "array":
+            JsonListReader.text(self, call, piece)
+            return
+        if not call.state.get("unlisted"):
+            call.state["unlisted"] = True
+            self.calls.diagnose("noncanonical", call.start, "the call is one JSON object, not a list of them")
+        JsonObjectReader.text(self, call, piece)
+
+
 class JsonObjectsReader(JsonListReader):
     """Call objects one after another in one block, each a call (MiniMax-M1's
     ``<tool_calls>\n{…}\n{…}\n</tool_calls>``); a JSON list of them is read too, with a
@@ -1775,6 +1790,7 @@ READERS: dict[str, type[CallReader]] = {
     "json_or_builtin": JsonOrBuiltinReader,
     "json_list": JsonListReader,
     "json_object_or_list": JsonObjectOrListReader,
+    "json_list_or_object": JsonListOrObjectReader,
     "json_objects": JsonObjectsReader,
     "key_tags": KeyTagsReader,
     "name_then_arguments": NameThenArgumentsReader,
