@@ -1783,3 +1783,17 @@ def test_nemotron_s_single_call_object_is_a_call() -> None:
     assert [d.kind for d in result.diagnostics] == ["noncanonical"] and result.message.content is None
     listed = parse_both("NVIDIA-Nemotron-Nano-9B-v2", "<TOOLCALL>[" + text[10:-11] + "]</TOOLCALL>", tools=["lookup"])
     assert calls(listed) == calls(result) and listed.diagnostics == []
+
+
+# SGLang test_hy4_format_without_tool_separator: Hy3's call with its name's <tool_sep> left out
+# is not read (its name runs on), but the text is whole: content, malformed, and `stop`.
+def test_an_xml_call_in_a_section_whose_name_never_ends_is_closed_by_its_tag() -> None:
+    text = (
+        "<tool_calls:opensource><tool_call:opensource>get_weather<arg_key:opensource>city</arg_key:opensource>"
+        "<arg_value:opensource>Paris</arg_value:opensource></tool_call:opensource></tool_calls:opensource>"
+    )
+    result = parse_both("Tencent-Hy3", text, tools=["get_weather"])
+    assert result.message.content == text and not result.message.tool_calls
+    assert result.finish_reason == "stop"
+    assert "malformed_tool_call" in [d.kind for d in result.diagnostics]
+    assert "unclosed_tool_call" not in [d.kind for d in result.diagnostics]
