@@ -49,6 +49,7 @@ from template_corpus import HY3_BARE_SUFFIX, special_tokens  # noqa: E402 - the 
 from chatcodec.adapters.openai import ChunkAdapter
 from chatcodec.errors import ParseError
 from chatcodec.events import ContentDelta, Diagnostic, Event, ReasoningDelta, ToolCallArgumentsDelta, ToolCallEnd, ToolCallStart
+from chatcodec.parse.json_scan import loads_json
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATES = ROOT / "tests" / "templates"
@@ -468,8 +469,9 @@ def _message_key(message: chatcodec.Message) -> dict[str, Any]:
 
 
 def _is_json(text: str) -> bool:
+    """JSON any reader takes (``NaN`` and ``Infinity`` are none)."""
     try:
-        json.loads(text)
+        loads_json(text)
     except (ValueError, RecursionError):
         return False
     return True

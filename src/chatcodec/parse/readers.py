@@ -1119,17 +1119,8 @@ def _list_elements(text: str) -> list[tuple[int, int, str]]:
                 elements.append((at + lead, at + len(line.rstrip()), line.strip()))
             at += len(line)
         return elements
-    begin = start + 1
-    for i, char, depth in _structure(text, start):
-        if (char == "," and depth == 1) or (char == "]" and depth == 0):
-            piece = text[begin:i]
-            if piece.strip():
-                lead = len(piece) - len(piece.lstrip())
-                elements.append((begin + lead, begin + len(piece.rstrip()), piece.strip()))
-            begin = i + 1
-            if depth == 0:
-                return elements
-    return []
+    elements, rest = _elements_before_a_break(text)
+    return elements if rest is None else []
 
 
 def _placed(found: list[tuple[str, dict[str, Any]]], elements: list[tuple[int, int, str]]) -> list[tuple[int, int]] | None:
