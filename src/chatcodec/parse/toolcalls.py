@@ -241,6 +241,7 @@ class ToolCalls:
             )
 
     def _keep_after_failure(self, block: ToolCallBlock) -> None:
+        """The list's text from where its JSON stopped to its end, given back as text."""
         failed_at = block.walk.failed_at if block.walk is not None else -1
         end = _inner_end(block)
         if block.start <= failed_at < end and not block.after_value:
