@@ -526,9 +526,12 @@ def _types(schema: dict[str, Any] | None) -> set[str]:
             return set().union(*(_types(option) for option in options if isinstance(option, dict)))
     # The values themselves say the type (``"enum": ["1", "2"]`` is a string, however the
     # model writes it); all the parts of ``allOf`` must hold, so the types they share.
-    values = schema.get("enum") if isinstance(schema.get("enum"), list) else [schema["const"]] if "const" in schema else None
-    if values:
-        return {_json_type(value) for value in values}
+    enum = schema.get("enum")
+    if isinstance(enum, list):
+        if enum:
+            return {_json_type(value) for value in enum}
+    elif "const" in schema:
+        return {_json_type(schema["const"])}
     parts = schema.get("allOf")
     if isinstance(parts, list):
         typed = [types for part in parts if isinstance(part, dict) and (types := _types(part))]
@@ -1377,15 +1380,12 @@ class GemmaReader(CallReader):
             held, state["held"] = state["held"], ""
             self._read(call, held, final=True)
         if state["mode"] == "atom" and call.error is None and not state["quoted"]:
-            raw = "".join(state["part"]).rstrip()
-            if raw.endswith("}"):
+            if "".join(state["part"]).rstrip().endswith("}"):
                 # ``{a:[1,2}``: a bracket left open, and the brace that closes the arguments
                 # read as its end. The value is kept as written, a string (see ``_atom``).
-                value = raw[:-1].strip()
+                value = self._close_as_written(call)
                 state.setdefault("not_a_value", f"{value[:40]!r} is not a value; kept as a string")
-                self.calls.arguments_text(call, json.dumps(value, ensure_ascii=False) + "}")
                 state["values"][state["key"]] = value
-                state["mode"] = "end"
         if state["mode"] != "end" and call.error is None:
             call.error = "the arguments end before their closing brace"
             self._close_as_written(call)
@@ -1393,18 +1393,19 @@ class GemmaReader(CallReader):
             call.parsed, call.has_parsed = state["values"], True
             call.error = state.get("not_a_value")
 
-    def _close_as_written(self, call: ToolCallBlock) -> None:
+    def _close_as_written(self, call: ToolCallBlock) -> str:
         """Arguments that end inside a value (a ``<|"|>`` left out inside a nested object
         swallows the closing brace): that value is kept as the text the model wrote, a JSON
-        string, and the object is closed, so that the arguments stay JSON."""
+        string, and the object is closed, so that the arguments stay JSON. The value kept."""
         state = call.state
         mode = state["mode"]
-        raw = "".join(state["part"])
+        value = "".join(state["part"])
         if mode == "string":
-            ending = '"}' if state.get("streamed") else json.dumps(raw, ensure_ascii=False) + "}"
+            ending = '"}' if state.get("streamed") else json.dumps(value, ensure_ascii=False) + "}"
         elif mode == "atom":
-            value = raw.rstrip()
-            value = value[:-1].rstrip() if value.endswith("}") else value
+            # (The brace that closes the arguments, read as the value's end, is not the value's.)
+            value = value.rstrip()
+            value = value[:-1].strip() if value.endswith("}") else value.strip()
             ending = json.dumps(value, ensure_ascii=False) + "}"
         elif mode == "value":
             ending = '""}'
@@ -1412,6 +1413,7 @@ class GemmaReader(CallReader):
             ending = "}"  # (between members: a key cut short is no member)
         self.calls.arguments_text(call, ending)
         state["mode"] = "end"
+        return value
 
     # -- the arguments, piece by piece --------------------------------------------------------
 
