@@ -1797,3 +1797,38 @@ def test_an_xml_call_in_a_section_whose_name_never_ends_is_closed_by_its_tag() -
     assert result.finish_reason == "stop"
     assert "malformed_tool_call" in [d.kind for d in result.diagnostics]
     assert "unclosed_tool_call" not in [d.kind for d in result.diagnostics]
+
+
+# SGLang test_deepseekv32_strict_dsml.py (test_zero_argument_forms) and
+# test_deepseekv4_streaming_robustness.py (test_self_closing_and_long_form_mix): a call with no
+# parameters written as an empty element, `<｜DSML｜invoke name="submit"/>`. It is a call, with
+# `noncanonical` (the templates write an opening and a closing tag), and the calls around it stand.
+@pytest.mark.parametrize(
+    ("template", "section"),
+    [("DeepSeek-V4", "tool_calls"), ("DeepSeek-V3.2-llamacpp", "function_calls")],
+)
+@pytest.mark.parametrize("where", ["first", "last", "alone"])
+def test_a_dsml_call_written_as_an_empty_element(template: str, section: str, where: str) -> None:
+    dsml = "｜DSML｜"
+    good = (
+        f'<{dsml}invoke name="get_weather">\n<{dsml}parameter name="city" string="true">SF</{dsml}parameter>\n'
+        f"</{dsml}invoke>"
+    )
+    empty = f'<{dsml}invoke name="get_time"/>'
+    body = {"first": [empty, good], "last": [good, empty], "alone": [empty]}[where]
+    text = f"<{dsml}{section}>\n" + "\n".join(body) + f"\n</{dsml}{section}>"
+    result = parse_both(template, text, tools=TOOLS, reasoning=False)
+    expected = {"get_time": ("get_time", {}), "get_weather": ("get_weather", {"city": "SF"})}
+    assert calls(result) == [expected["get_time" if part is empty else "get_weather"] for part in body]
+    assert result.message.content is None and result.finish_reason == "tool_calls"
+    assert [d.kind for d in result.diagnostics] == ["noncanonical"]
+
+
+# A value may hold the empty element's spelling: only a call's name ends at it.
+def test_an_xml_value_holding_an_empty_element_is_text() -> None:
+    text = (
+        '<minimax:tool_call>\n<invoke name="get_weather">\n<parameter name="city"><img src="x"/></parameter>\n'
+        "</invoke>\n</minimax:tool_call>"
+    )
+    result = parse_both("MiniMax-M2", text, tools=TOOLS)
+    assert calls(result) == [("get_weather", {"city": '<img src="x"/>'})] and result.diagnostics == []

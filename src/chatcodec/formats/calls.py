@@ -21,6 +21,9 @@ from chatcodec.formats.framing import numbered, terminal
 from chatcodec.resources import grammar_text
 
 _TERMINAL_NAME = re.compile(r"\b[A-Z][A-Z_]*\b")
+# Terminals a piece may use in an alternative of its own, which a syntax that does not spell
+# them goes without (an empty element that is a whole call: ``<invoke name="f"/>``).
+_OPTIONAL_TERMINALS = frozenset({"CALL_SELF_CLOSE"})
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,10 @@ class CallSyntax:
 
     def grammar(self) -> str:
         rules = grammar_text(f"calls/{self.piece}")
+        spelled_names = {name for name, _ in self.spellings}
+        for optional in _OPTIONAL_TERMINALS - spelled_names:
+            # A piece's alternative for a form only some of its syntaxes write.
+            rules = "\n".join(line for line in rules.splitlines() if optional not in line)
         definitions: dict[str, tuple[str, ...]] = {}
         renames: dict[str, str] = {}
         for name, options in self.spellings:
@@ -479,6 +486,7 @@ def _xml(
     markers: tuple[str, ...],
     calls_begin: tuple[str, ...] = (),
     calls_end: tuple[str, ...] = (),
+    self_close: tuple[str, ...] = (),
     cdata: tuple[tuple[str, ...], tuple[str, ...]] | None = None,
     **options: object,
 ) -> CallSyntax:
@@ -496,6 +504,9 @@ def _xml(
         pairs.insert(1, ("NAME_END", name_end))
     if calls_begin:
         pairs += [("CALLS_BEGIN", calls_begin), ("CALLS_END", calls_end)]
+    if self_close:
+        pairs.append(("CALL_SELF_CLOSE", self_close))
+        noncanonical += self_close
     if cdata:
         pairs += [("CDATA_OPEN", cdata[0]), ("CDATA_CLOSE", cdata[1])]
     piece = "xml_parameters_bare_name" if not name_end else "xml_parameters_section" if calls_begin else "xml_parameters"
@@ -512,6 +523,7 @@ def _xml(
         markers=markers,
         reader_options=tuple(options.items()),
         noncanonical=noncanonical,
+        call_close=frozenset({"CALL_CLOSE", "CALL_SELF_CLOSE"}) if self_close else frozenset({"CALL_CLOSE"}),
     )
 
 
@@ -571,6 +583,9 @@ def _invoke(
         param_name_end=options.pop("param_name_end", around('">', after="\n")),
         param_close=around(f"</{prefix}parameter>", after="\n"),
         call_close=around(f"</{prefix}invoke>", before="\n", after="\n"),
+        # A call with no parameters written as an empty element (``<invoke name="f"/>``): not
+        # what the templates write, but what models trained on XML do.
+        self_close=around('"/>', after="\n"),
         markers=(f"<{prefix}invoke name=",),
         **options,
     )

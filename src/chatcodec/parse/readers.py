@@ -678,7 +678,12 @@ class XmlParametersReader(CallReader):
 
     def close(self, call: ToolCallBlock) -> None:
         state = call.state
-        if state.get("where") == "name" and call.error is None and not self.bare_name:
+        if state.get("where") == "name" and call.spans and call.spans[-1][3] == "CALL_SELF_CLOSE":
+            # ``<invoke name="f"/>``: a call with no parameters, not as the template writes one.
+            self.calls.diagnose(
+                "noncanonical", call.start, f"tool call {call.index}: written as an empty element, not opened and closed"
+            )
+        elif state.get("where") == "name" and call.error is None and not self.bare_name:
             call.error = "the function's name is not closed"
         elif state.get("where") == "param_name" and state.get("key_parts"):
             # A parameter's name that never ended, the call's end written after it: the text
