@@ -561,6 +561,28 @@ def test_gpt_oss_reasoning_ended_by_its_message_end(template: str) -> None:
     assert result.finish_reason == "stop" and not result.diagnostics
 
 
+# llama.cpp test-chat-parser.cpp (test_gpt_oss_harmony_format, "real server scenario"): the
+# analysis message's <|end|> left out, the next message's header right after its text. The
+# header is a special token, never reasoning: it ends the reasoning, with `noncanonical`.
+@pytest.mark.parametrize("template", GPT_OSS)
+@pytest.mark.parametrize(
+    ("after", "content", "finish"),
+    [
+        ("<|channel|>final<|message|>Could you specify the location?", "Could you specify the location?", "stop"),
+        ("<|channel|>final<|message|>The answer is 42<|end|>", "The answer is 42", "stop"),
+        ("<|channel|>final<|message|>The answer is 42<|return|>", "The answer is 42", "stop"),
+    ],
+)
+def test_gpt_oss_reasoning_ended_by_the_next_messages_header(template: str, after: str, content: str, finish: str) -> None:
+    text = "<|channel|>analysis<|message|>Need location info<|start|>assistant" + after
+    result = parse_both(template, text, tools=TOOLS)
+    assert (result.message.reasoning_content, result.message.content) == ("Need location info", content)
+    assert [(d.kind, d.position) for d in result.diagnostics] == [("noncanonical", text.index("<|start|>"))]
+    assert result.finish_reason == finish
+    prompt = codec_for(template).render([{"role": "user", "content": "Weather?"}], add_generation_prompt=True)
+    assert parse_both(template, text, prompt=prompt, tools=TOOLS).message == result.message
+
+
 # SGLang's HarmonyChatParser tests (test_reasoning_then_tool_then_final,
 # test_recipient_before_channel_at_every_token_split, test_legacy_header_fallback): a call
 # addressed before its channel (analysis or commentary, with or without the space a prompt

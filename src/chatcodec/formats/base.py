@@ -256,7 +256,9 @@ def compose(
             "body: messages? answer",
             "messages: message | messages message",
             "message: reasoning | CALL_SEP CONTENT? THINK_CLOSE"
-            + (f" | calls {message_start}" if message_start else ""),
+            # (A reasoning message whose end token is left out ends where the next message's
+            # header begins: the header is a special token, never reasoning text.)
+            + (f" | calls {message_start} | THINK_OPEN THINK_OPEN? REASONING? {message_start}" if message_start else ""),
             f"answer: {opening}CONTENT?{calls_part}",
             f"      | CALL_SEP CONTENT?{calls_part}",
             # A call addressed before its channel (`` to=functions.f<|channel|>analysis<|message|>``):

@@ -750,6 +750,11 @@ class AssistantAssembler:
                 # (The grammar reads the answer's opening tag inside an open block as its end.)
                 self._in_reasoning = False
                 self._out.diagnose("noncanonical", piece.start, "the answer opens before the reasoning block is closed")
+            elif self._in_reasoning and kind in family.assistant_start:
+                # (gpt-oss: the next message's header, where the grammar takes it, ends a
+                # reasoning message whose end token is left out.)
+                self._in_reasoning = False
+                self._out.diagnose("noncanonical", piece.start, "a message begins before the reasoning message's end")
             return
         if piece.stray_delimiter is not None and piece.kind in ("CONTENT", "REASONING"):
             self._out.diagnose(

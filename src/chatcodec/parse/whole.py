@@ -43,7 +43,7 @@ _OBJECT_END = re.compile(r"[ \t\n\r]*\}")
 _SPACE = re.compile(r"[ \t\n\r]*")
 
 # What a delimiter does to the message (the order the general way tests them in).
-(CALL_OPEN, CALL_CLOSE, NAME_DONE, SECTION_OPEN, SECTION_CLOSE, REASONING_OPEN, REASONING_CLOSE, END, ANSWER_OPEN, OTHER) = range(10)
+(CALL_OPEN, CALL_CLOSE, NAME_DONE, SECTION_OPEN, SECTION_CLOSE, REASONING_OPEN, REASONING_CLOSE, END, ANSWER_OPEN, MESSAGE_START, OTHER) = range(11)
 NAME_SEPARATOR = "CALL_SEP"  # between a call's name and its arguments (DeepSeek)
 _ID_TERMINALS = frozenset({"TOOL_ID", "ID_SEP", "NAME_SEP"})  # call ids in their own place: declined
 MOVES_CACHE_SIZE = 8192  # (parser stack, terminal) pairs remembered per format
@@ -168,6 +168,7 @@ class WholeTextReader:
             (family.reasoning_close, REASONING_CLOSE),
             (family.end, END),
             (frozenset(filter(None, [family.framing.answer_open_terminal])), ANSWER_OPEN),
+            (family.assistant_start, MESSAGE_START),
         ]
         self._roles = {
             terminal: next((role for terminals, role in ordered if terminal in terminals), OTHER)
@@ -369,9 +370,9 @@ class WholeTextReader:
                     in_reasoning = True
                 elif role == REASONING_CLOSE:
                     in_reasoning = False
-                elif role == END or role == ANSWER_OPEN:
+                elif role == END or role == ANSWER_OPEN or role == MESSAGE_START:
                     if in_reasoning:
-                        return None  # (an answer or an end inside reasoning: diagnosed)
+                        return None  # (an answer, a message or an end inside reasoning: diagnosed)
                     ended = ended or role == END
                 if keep and stop > base:
                     spans.append(_new_tuple(Span, ("delimiter", pos - base if pos > base else 0, stop - base, terminal, None)))  # type: ignore[union-attr]
