@@ -1247,6 +1247,11 @@ def test_a_call_of_a_list_that_is_no_call_is_content(template: str, text: str, d
         ('<|tool_call>call:web_search{query:weather in Tokyo<|"|>}<tool_call|>', {"query": "weather in Tokyo"}, ["noncanonical"]),
         ('<|tool_call>call:web_search{query:weather in Tokyo<|"|>,n:3}<tool_call|>', {"query": "weather in Tokyo", "n": 3}, ["noncanonical"]),
         ("<|tool_call>call:web_search{a:[1,2}<tool_call|>", {"a": "[1,2"}, ["malformed_tool_call"]),
+        # (test_omitted_opening_delimiter_with_comma: the string holds a comma, and goes on past it.)
+        ('<|tool_call>call:web_search{query:Paris, France<|"|>,limit:5}<tool_call|>', {"query": "Paris, France", "limit": 5}, ["noncanonical"]),
+        ('<|tool_call>call:web_search{query:a, b, c<|"|>}<tool_call|>', {"query": "a, b, c"}, ["noncanonical"]),
+        # A key after the comma ends the value there, as before.
+        ("<|tool_call>call:web_search{n:1, limit:5}<tool_call|>", {"n": 1, "limit": 5}, []),
     ],
 )
 def test_gemma_strings_and_lists_left_unopened_or_unclosed(text: str, expected: dict[str, Any], kinds: list[str]) -> None:

@@ -1536,6 +1536,21 @@ class GemmaReader(CallReader):
         state["values"][state["key"]] = value
         state["mode"] = "after"
 
+    def _comma_in_string(self, text: str, start: int, final: bool) -> bool | None:
+        """Is the comma before ``start``, after a bare value of prose, inside a string whose
+        opening quote is left out? Yes if a closing quote comes before the next key's colon or
+        a brace; None while the text ends before either shows (held for more)."""
+        limit = min(len(text), start + _COMMA_LOOKAHEAD)
+        for i in range(start, limit):
+            char = text[i]
+            if char == "<" and text.startswith(self.QUOTE, i):
+                return True
+            if char == "<" and self.QUOTE.startswith(text[i:]) and not final:
+                return None  # a quote may be beginning
+            if char in ":{}[]":
+                return False  # (a comma goes on looking: the string may hold more than one)
+        return None if limit == len(text) and not final and limit - start < _COMMA_LOOKAHEAD else False
+
     def _atom(self, call: ToolCallBlock, text: str, pos: int, final: bool) -> int:
         """Read a bare value (a number, a literal, a nested object or list) up to the comma or
         brace that ends it; -1 when the text ends first."""
@@ -1595,6 +1610,18 @@ class GemmaReader(CallReader):
                     break
                 state["depth"] -= 1
             elif char == "," and state["depth"] == 0:
+                so_far = ("".join(state["part"]) + text[pos:i]).strip()
+                if so_far and so_far[0] not in "{[" and not _BARE_LITERAL.fullmatch(so_far):
+                    # Prose, then a comma: a string whose opening quote is left out may go on
+                    # past it (``query:Paris, France<|"|>``). What follows the comma says.
+                    in_string = self._comma_in_string(text, i + 1, final)
+                    if in_string is None:
+                        state["part"].append(text[pos:i])
+                        state["held"] = text[i:]
+                        return -1
+                    if in_string:
+                        i += 1
+                        continue
                 break
             i += 1
         state["part"].append(text[pos:i])
@@ -1615,6 +1642,12 @@ class GemmaReader(CallReader):
         state["values"][state["key"]] = converted
         state["mode"] = "after"
         return i
+
+
+# A bare value that is a number or a literal: a comma after it ends it.
+_BARE_LITERAL = re.compile(r"-?[0-9][0-9.eE+-]*|true|false|null|True|False|None")
+# How far past a comma in a bare value the next key's colon or a closing quote is looked for.
+_COMMA_LOOKAHEAD = 64
 
 
 def _held_prefix(text: str, token: str) -> int:
