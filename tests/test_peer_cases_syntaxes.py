@@ -1859,3 +1859,13 @@ def test_an_xml_value_holding_an_empty_element_is_text() -> None:
     )
     result = parse_both("MiniMax-M2", text, tools=TOOLS)
     assert calls(result) == [("get_weather", {"city": '<img src="x"/>'})] and result.diagnostics == []
+
+
+# vLLM tests/tool_parsers/test_gemma4_regex_and_bare_calls.py (test_colon_prefixed_tool_call):
+# a colon written before `call:`, seen in real output, is the call's opening, noncanonical.
+@pytest.mark.parametrize("template", ["Google-gemma-4-31B-it", "Google-gemma-4-31B-it-interleaved"])
+def test_gemma_call_opened_with_a_colon_before_call(template: str) -> None:
+    text = '<|tool_call>:call:get_status{command:<|"|>pytest<|"|>}<tool_call|>'
+    result = parse_both(template, text, tools=TOOLS)
+    assert calls(result) == [("get_status", {"command": "pytest"})] and result.message.content is None
+    assert [d.kind for d in result.diagnostics] == ["noncanonical"] and result.finish_reason == "tool_calls"

@@ -752,13 +752,15 @@ GEMMA = CallSyntax(
     reader="gemma",
     description='<|tool_call>call:NAME{key:<|"|>value<|"|>}<tool_call|>',
     spellings=spelled(
-        ("CALL_OPEN", ("<|tool_call>call:",)),
+        # (vLLM's tests document ``<|tool_call>:call:`` in real output: read, noncanonical.)
+        ("CALL_OPEN", ("<|tool_call>call:", "<|tool_call>:call:")),
         ("ARGS_OPEN", ("{",)),
         # The template answers a call in the model's own turn: the model stops at
         # <|tool_response>, which is no part of its answer.
         ("CALL_CLOSE", ("<tool_call|>", "<tool_call|><|tool_response>")),
     ),
     markers=("<|tool_call>call:",),
+    noncanonical=("<|tool_call>:call:",),
 )
 
 # Tried in this order on a template's rendered calls; the first whose grammar reads them back
