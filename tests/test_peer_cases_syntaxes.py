@@ -1869,3 +1869,24 @@ def test_gemma_call_opened_with_a_colon_before_call(template: str) -> None:
     result = parse_both(template, text, tools=TOOLS)
     assert calls(result) == [("get_status", {"command": "pytest"})] and result.message.content is None
     assert [d.kind for d in result.diagnostics] == ["noncanonical"] and result.finish_reason == "tool_calls"
+
+
+# SGLang test_deepseekv4_detector.py: "DeepSeek-V4 frequently opens a tool-call section with a
+# bare <｜DSML｜invoke>". The call is read; the templates write every call in its section, so it is
+# `noncanonical`, as DeepSeek V3.1's calls outside theirs are.
+@pytest.mark.parametrize(
+    ("template", "section"),
+    [("DeepSeek-V4", "｜DSML｜tool_calls"), ("DeepSeek-V3.2-llamacpp", "｜DSML｜function_calls"), ("MiniMax-M2", "minimax:tool_call")],
+)
+def test_an_xml_call_outside_its_section_is_noncanonical(template: str, section: str) -> None:
+    prefix = "｜DSML｜" if "DSML" in section else ""
+    call = (
+        f'<{prefix}invoke name="get_weather">\n<{prefix}parameter name="city"'
+        + (' string="true"' if prefix else "")
+        + f">SF</{prefix}parameter>\n</{prefix}invoke>"
+    )
+    bare = parse_both(template, "Checking.\n" + call, tools=TOOLS, reasoning=False)
+    assert calls(bare) == [("get_weather", {"city": "SF"})] and bare.message.content == "Checking."
+    assert [d.kind for d in bare.diagnostics] == ["noncanonical"] and bare.finish_reason == "tool_calls"
+    sectioned = parse_both(template, f"Checking.\n\n<{section}>\n{call}\n</{section}>", tools=TOOLS, reasoning=False)
+    assert calls(sectioned) == calls(bare) and sectioned.diagnostics == []

@@ -572,7 +572,8 @@ def _invoke(
     sections = (section,) if isinstance(section, str) else section
     openings = [s for one in sections for s in around(f"<{prefix}{one}>", before="\n", after="\n")]
     openings += [gap + s for s in openings if not s.startswith("\n") and gap != "\n"]
-    return _xml(
+    # (The templates write every call in the section: one outside it is read, noncanonical.)
+    syntax = _xml(
         name,
         description,
         calls_begin=tuple(openings),
@@ -589,6 +590,7 @@ def _invoke(
         markers=(f"<{prefix}invoke name=",),
         **options,
     )
+    return replace(syntax, in_section=True)
 
 
 MINIMAX = _invoke(
