@@ -1890,3 +1890,15 @@ def test_an_xml_call_outside_its_section_is_noncanonical(template: str, section:
     assert [d.kind for d in bare.diagnostics] == ["noncanonical"] and bare.finish_reason == "tool_calls"
     sectioned = parse_both(template, f"Checking.\n\n<{section}>\n{call}\n</{section}>", tools=TOOLS, reasoning=False)
     assert calls(sectioned) == calls(bare) and sectioned.diagnostics == []
+
+
+# vLLM tests/tool_parsers/test_granite_tool_parser.py (test_granite_string_prefix_format, "Granite
+# 3.1 <tool_call> string format"): the tag written as plain text before the list is read too.
+@pytest.mark.parametrize("template", ["IBM-granite-3.0-2b-instruct", "IBM-granite-3.1-1b-a400m-instruct"])
+def test_granite_calls_after_the_tag_written_as_text(template: str) -> None:
+    listed = '[{"name": "get_weather", "arguments": {"city": "Boston"}}]'
+    result = parse_both(template, "<tool_call> " + listed, tools=TOOLS)
+    assert calls(result) == [("get_weather", {"city": "Boston"})] and result.message.content is None
+    assert [d.kind for d in result.diagnostics] == ["noncanonical"] and result.finish_reason == "tool_calls"
+    canonical = parse_both(template, "<|tool_call|>" + listed, tools=TOOLS)
+    assert calls(canonical) == calls(result) and canonical.diagnostics == []

@@ -271,9 +271,12 @@ GRANITE = CallSyntax(
     reader="json_list",
     description='<|tool_call|>[{"name": …, "arguments": {…}}]',
     closes_at_end=True,
-    spellings=spelled(("CALL_OPEN", around("<|tool_call|>", after=" "))),
+    # Granite 3.1 models also write the tag as plain text (vLLM's tests document
+    # ``<tool_call> [...]``): read, noncanonical.
+    spellings=spelled(("CALL_OPEN", around("<|tool_call|>", after=" ") + around("<tool_call>", after=" "))),
     markers=("<|tool_call|>",),
     instructed_by=("<|tool_call|> followed by a JSON list",),
+    noncanonical=around("<tool_call>", after=" "),
 )
 MISTRAL_LIST = CallSyntax(
     name="mistral_list",
