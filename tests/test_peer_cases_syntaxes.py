@@ -583,6 +583,44 @@ def test_gpt_oss_reasoning_ended_by_the_next_messages_header(template: str, afte
     assert parse_both(template, text, prompt=prompt, tools=TOOLS).message == result.message
 
 
+# SGLang's harmony parser (test_repetitive_tool_calls_with_commentary_filler): after a call's
+# <|call|>, the next message with its header <|start|>assistant left out, as after <|end|>.
+@pytest.mark.parametrize("template", GPT_OSS)
+@pytest.mark.parametrize(
+    ("after", "reasoning", "content", "names", "finish"),
+    [
+        (
+            "<|channel|>analysis<|message|>Tool not responding<|end|><|start|>assistant<|channel|>final<|message|>Unable<|return|>",
+            "Tool not responding",
+            "Unable",
+            ["get_weather"],
+            "tool_calls",
+        ),
+        ("<|channel|>final<|message|>Done.<|return|>", None, "Done.", ["get_weather"], "tool_calls"),
+        (
+            "<|channel|>commentary<|message|>Retrying.<|end|><|channel|>commentary to=functions.f<|message|>{}<|call|>",
+            None,
+            "Retrying.",
+            ["get_weather", "f"],
+            "tool_calls",
+        ),
+        ("<|channel|>commentary<|message|>Retrying.", None, "Retrying.", ["get_weather"], "tool_calls"),
+        ("<|channel|>analysis<|message|>still thin", "still thin", None, ["get_weather"], "length"),
+    ],
+    ids=["analysis-then-final", "final", "preamble-then-call", "preamble-last", "analysis-cut-short"],
+)
+def test_gpt_oss_message_after_a_call_without_its_header(
+    template: str, after: str, reasoning: str | None, content: str | None, names: list[str], finish: str
+) -> None:
+    text = '<|channel|>commentary to=functions.get_weather<|message|>{"city":"Boston"}<|call|>' + after
+    result = parse_both(template, text, tools=TOOLS)
+    assert (result.message.reasoning_content, result.message.content) == (reasoning, content)
+    assert [name for name, _ in calls(result)] == names
+    assert result.finish_reason == finish and not result.diagnostics
+    prompt = codec_for(template).render([{"role": "user", "content": "Weather?"}], add_generation_prompt=True)
+    assert parse_both(template, text, prompt=prompt, tools=TOOLS).message.content == content
+
+
 # SGLang's HarmonyChatParser tests (test_reasoning_then_tool_then_final,
 # test_recipient_before_channel_at_every_token_split, test_legacy_header_fallback): a call
 # addressed before its channel (analysis or commentary, with or without the space a prompt

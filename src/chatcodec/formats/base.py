@@ -255,12 +255,14 @@ def compose(
         rules = [
             "body: messages? answer",
             "messages: message | messages message",
-            "message: reasoning | CALL_SEP CONTENT? THINK_CLOSE"
+            # A message after calls may leave out its header, as after another message's end.
+            "message: calls? reasoning | calls? CALL_SEP CONTENT? THINK_CLOSE"
             # (A reasoning message whose end token is left out ends where the next message's
             # header begins: the header is a special token, never reasoning text.)
-            + (f" | calls {message_start} | THINK_OPEN THINK_OPEN? REASONING? {message_start}" if message_start else ""),
+            + (f" | calls {message_start} | calls? THINK_OPEN THINK_OPEN? REASONING? {message_start}" if message_start else ""),
             f"answer: {opening}CONTENT?{calls_part}",
-            f"      | CALL_SEP CONTENT?{calls_part}",
+            *([f"      | calls {answer_open} CONTENT?{calls_part}"] if answer_open else []),
+            f"      | calls? CALL_SEP CONTENT?{calls_part}",
             # A call addressed before its channel (`` to=functions.f<|channel|>analysis<|message|>``):
             # the separator is spelled like the reasoning's opening tag, so it is that terminal.
             "%extend tool_call: CALL_BEGIN TOOL_NAME? THINK_OPEN TOOL_ARGUMENTS? CALL_END",
@@ -270,7 +272,7 @@ def compose(
     rules += [
         f"completion: {lead_part}body{end}",
     ]
-    open_before = "messages? " if messages else ""
+    open_before = "messages? calls? " if messages else ""
     # Calls inside a reasoning block the model never closed: the reasoning goes on after them
     # until its closing tag, then the answer (and its calls) follow.
     resumed = (
