@@ -1940,3 +1940,33 @@ def test_granite_calls_after_the_tag_written_as_text(template: str) -> None:
     assert [d.kind for d in result.diagnostics] == ["noncanonical"] and result.finish_reason == "tool_calls"
     canonical = parse_both(template, "<|tool_call|>" + listed, tools=TOOLS)
     assert calls(canonical) == calls(result) and canonical.diagnostics == []
+
+
+# Ollama model/parsers qwen3coder_test.go (TestQwenToolParser, "names with spaces"): the template
+# writes a tool's name as the tools spell it. A name with a space is no function name in prose,
+# but one the tools given spell so is theirs, in every syntax the template writes it in.
+SPACED_TOOLS = [
+    {"type": "function", "function": {"name": "get temp", "description": "The temperature.", "parameters": {"type": "object", "properties": {"a": {"type": "string"}}}}}
+]
+
+
+@pytest.mark.parametrize(
+    "template",
+    ["Qwen-Qwen3-Coder", "ZhipuAI-GLM-4.6", "DeepSeek-V3.1", "Moonshot-Kimi-K2-Instruct-early", "OpenAI-gpt-oss-120b", "Qwen3-0.6B"],
+)
+def test_a_tools_name_with_a_space_is_read_as_the_template_writes_it(template: str) -> None:
+    codec = codec_for(template)
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "get temp", "arguments": {"a": "x"}}}
+        ]},
+    ]  # fmt: skip
+    prompt = codec.render(messages[:1], tools=SPACED_TOOLS, add_generation_prompt=True)
+    completion = codec.render(messages, tools=SPACED_TOOLS)[len(prompt) :]
+    assert "get temp" in completion
+    result = parse_both(template, completion, prompt=prompt, tools=SPACED_TOOLS)
+    assert calls(result) == [("get temp", {"a": "x"})]
+    assert result.finish_reason == "tool_calls" and not result.diagnostics
+    # Without the tools to say so, a name with a space is none.
+    assert not parse_both(template, completion, prompt=prompt).message.tool_calls or template == "Qwen3-0.6B"

@@ -56,11 +56,11 @@ class CallReader:
         short way; True only where ``text`` would do just that."""
         return False
 
-    @staticmethod
-    def _no_name(call: ToolCallBlock, name: str) -> bool:
+    def _no_name(self, call: ToolCallBlock, name: str) -> bool:
         """Is ``name`` text that names no function (Mistral's ``[TOOL_CALLS]  junk [``, a name
-        whose closing ``>`` is left out)? Then the block is no call: it is text."""
-        if NOT_A_NAME.search(name) is None:
+        whose closing ``>`` is left out)? Then the block is no call: it is text. (A name the
+        tools given spell so, ``get temp``, is theirs: the template writes it as it is.)"""
+        if NOT_A_NAME.search(name) is None or self.calls.knows(name):
             return False
         call.error = call.error or f"{name[:40]!r} is not a function name"
         call.name = ""

@@ -640,7 +640,7 @@ class WholeTextReader:
         if self._name_pattern is not None:
             named = self._name_pattern.match(written)
             name = named.group("name") if named is not None else ""  # (no name in it)
-        if not name or NOT_A_NAME.search(name) or (tools is not None and name not in tools):
+        if not name or (name not in tools if tools is not None else NOT_A_NAME.search(name) is not None):
             return None
         return name
 
