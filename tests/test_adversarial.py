@@ -792,3 +792,30 @@ def test_the_python_work_for_a_long_prefill_does_not_grow_with_it() -> None:
     short, long = calls(25_000, "x"), calls(50_000, "y")  # (new prefills: nothing remembered)
     assert long <= short * 1.2 + 1_000, (short, long)
     assert codec.parse("more</think>done", prefill="<think>\n" + "z" * 50_000).content == "done"
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda codec: codec.parse(None), "the completion must be a str, not NoneType"),
+        (lambda codec: codec.parse_detailed(b"<think>"), "the completion must be a str, not bytes"),
+        (lambda codec: codec.parse("hi", prompt=5), "prompt must be a str, not int"),
+        (lambda codec: codec.stream(prefill=b"<think>"), "prefill must be a str, not bytes"),
+        (lambda codec: codec.stream().feed(None), "feed() takes a str, not NoneType"),
+        (lambda codec: codec.stream().feed(b"hello"), "feed() takes a str, not bytes"),
+    ],
+)
+def test_text_that_is_no_str_is_refused_by_name(call: Callable[[chatcodec.Codec], Any], message: str) -> None:
+    # (Bytes straight from a socket, or a None for a missing field: the error names it, where
+    # it would otherwise come from deep inside the parser.)
+    with pytest.raises(TypeError) as raised:
+        call(chatcodec.load("qwen3"))
+    assert str(raised.value) == message
+
+
+def test_a_stream_in_a_run_of_text_refuses_bytes_by_name() -> None:
+    parser = chatcodec.load("qwen3").stream()
+    parser.feed("<think>\n</think>\n\nhello ")
+    parser.feed("there ")
+    with pytest.raises(TypeError, match=r"feed\(\) takes a str, not bytes"):
+        parser.feed(b"x")

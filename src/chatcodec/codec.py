@@ -137,6 +137,8 @@ class Codec:
     def _start(self, prompt: str | None, reasoning: bool | None, prefill: str | None) -> tuple[str, str]:
         """The text a completion's parse starts after, and the grammar's start symbol."""
         family = self._format or self.format
+        _require_text(prompt, "prompt")
+        _require_text(prefill, "prefill")
         if prefill is not None and prompt is not None:
             raise ValueError("give a prompt or a prefill, not both")
         if prefill is None:
@@ -184,6 +186,8 @@ class Codec:
         spans: bool,
     ) -> ParseResult:
         """``parse_detailed``; without ``spans`` a result of the fast path has none."""
+        if not isinstance(completion, str):
+            raise TypeError(f"the completion must be a str, not {type(completion).__name__}")
         begin, start = self._start(prompt, reasoning, prefill)
         # Well-formed text of the common shape takes the fast path; it declines the rest.
         names, schemas = _tool_digest(tools)
@@ -459,6 +463,13 @@ class Codec:
                 "(it merges, drops or reorders messages, or content contains delimiters)"
             )
         return RenderedConversation(text=text, messages=transcript.spans)
+
+
+def _require_text(value: object, what: str) -> None:
+    """Text the parser reads must be ``str`` (a tokenizer's decoded text), or None where it may be
+    left out: bytes and other values get an error that names them, not one from deep inside."""
+    if value is not None and not isinstance(value, str):
+        raise TypeError(f"{what} must be a str, not {type(value).__name__}")
 
 
 def _tool_digest(tools: Any) -> tuple[list[str] | None, dict[str, dict[str, Any]] | None]:

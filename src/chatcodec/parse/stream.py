@@ -108,7 +108,12 @@ class StreamParser:
         lane = self._lane
         if lane is not None and text:
             engine = self._engine
-            first = engine.delimiter_start(text)  # type: ignore[misc]
+            try:
+                first = engine.delimiter_start(text)  # type: ignore[misc]
+            except TypeError:
+                if isinstance(text, str):
+                    raise
+                raise _not_text(text) from None
             # A delta of visible text in a run of it, with no delimiter and not ending with the
             # beginning of one (``Engine.continue_text``): straight into the message (what the
             # general way below does with it).
@@ -127,20 +132,27 @@ class StreamParser:
             # (see ``AssistantAssembler.arguments_lane``): the same again, if it does not end
             # the value the walk scans.
             call, value = arguments
-            if value.in_string and not value.escaped and _STRING_SPECIAL(text) is None:
-                pass  # more of a string (every delimiter spelled in it is text)
-            else:
-                engine = self._engine
-                first = engine.delimiter_start(text)  # type: ignore[misc]
-                begins = first is not None and not engine.begins_nothing(text, first)
-                if begins or not value.goes_on_with(text):
-                    arguments = None
+            try:
+                if value.in_string and not value.escaped and _STRING_SPECIAL(text) is None:
+                    pass  # more of a string (every delimiter spelled in it is text)
+                else:
+                    engine = self._engine
+                    first = engine.delimiter_start(text)  # type: ignore[misc]
+                    begins = first is not None and not engine.begins_nothing(text, first)
+                    if begins or not value.goes_on_with(text):
+                        arguments = None
+            except TypeError:
+                if isinstance(text, str):
+                    raise
+                raise _not_text(text) from None
             if arguments is not None:
                 self._chunks.append(text)
                 self._engine.offset += len(text)
                 return [self._assembler.go_on_in_arguments(call, text)]
         if self._closed:
             raise ValueError("feed() after close()")
+        if not isinstance(text, str):  # (the lanes above find out as they read it)
+            raise _not_text(text)
         chunks = self._chunks
         if self._read_whole is not None:
             if not text:
@@ -306,3 +318,7 @@ class StreamParser:
             spans=self._assembler.spans,
             text="".join([*self._chunk_blocks, *self._chunks]),
         )
+
+
+def _not_text(text: object) -> TypeError:
+    return TypeError(f"feed() takes a str, not {type(text).__name__}")
