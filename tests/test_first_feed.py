@@ -293,3 +293,34 @@ def test_a_parser_never_fed_answers_from_the_engine_it_builds() -> None:
     parser = chatcodec.load("qwen3").stream(reasoning=True)
     assert parser.close()[-1].reason == "length"  # type: ignore[union-attr]  # (inside <think>)
     assert parser.message.content == "" and parser.message.reasoning_content is None
+
+
+@pytest.mark.parametrize(
+    ("name", "section", "one_shot"),
+    [
+        (
+            "kimi",
+            '<|tool_calls_section_begin|> <|tool_call_begin|>functions.search:0<|tool_call_argument_begin|>{"query": "x"}'
+            "<|tool_call_end|><|tool_calls_section_end|>",
+            True,
+        ),
+        (
+            "deepseek_v3_1",
+            '<｜tool▁calls▁begin｜>\n<｜tool▁call▁begin｜>search<｜tool▁sep｜>{"query": "x"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+            False,
+        ),
+    ],
+)
+def test_whitespace_after_a_section_opener_comes_before_the_call(name: str, section: str, one_shot: bool) -> None:
+    # The whitespace is content written before the call: every way of reading the text gives
+    # it before the call's start (the engine once held it until the call's end).
+    codec = fuzz.load(name)
+    text = PROSE + section
+    assert _same_run(codec, [text], tools=fuzz.TOOLS) == one_shot
+    streamed = codec.stream(tools=fuzz.TOOLS)
+    events = [event for character in text for event in streamed.feed(character)] + streamed.close()
+    whole = codec.stream(tools=fuzz.TOOLS)
+    assert _canonical(events) == _canonical(whole.feed(text) + whole.close())
+    opener_length = section.index(">") + 1  # (the whitespace after the opener, then a call)
+    whitespace = section[opener_length : section.index("<", opener_length)]
+    assert [key[:2] for key in _canonical(events)[:2]] == [("ContentDelta", PROSE + whitespace), ("start", 0)]

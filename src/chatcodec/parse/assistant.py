@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
@@ -712,6 +713,8 @@ class AssistantAssembler:
                 return
             if kind in family.section_open:
                 self._section_hold = [piece]
+                if self._tool_calls.before_start is None:
+                    self._tool_calls.before_start = _section_settler(self)
                 if family.calls is not None and piece.text.strip() in family.calls.noncanonical:
                     self._out.diagnose("noncanonical", piece.start, f"{piece.text!r} is not the format's own spelling")
                 return
@@ -798,3 +801,19 @@ class AssistantAssembler:
                 self._stray_reported = True
                 where = "after the end of the message" if self._ended else "where the format has no place for text"
                 self._out.diagnose("unexpected_text", self._stray_run_start, f"text {where}; kept as an unparsed span")
+
+
+def _section_settler(assembler: AssistantAssembler) -> Callable[[], None]:
+    """What a parser's calls do before a call's start is given: a call in a held section that
+    names a function makes the section real, and the whitespace held with its opener comes
+    before the call's start, as it was written. (Through a weak reference: the parser holds
+    the calls, and nothing it holds may refer back to it, so that a dropped parser is freed at
+    once.)"""
+    reference = weakref.ref(assembler)
+
+    def settle() -> None:
+        held = reference()
+        if held is not None and held._section_hold is not None:
+            held._release_section(as_text=False)
+
+    return settle

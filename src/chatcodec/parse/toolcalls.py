@@ -125,6 +125,9 @@ class ToolCalls:
     # Text in a call that is no part of it goes where the call stands: the reasoning, for a
     # call inside a reasoning block that goes on after it. (Set per parser when it changes.)
     stray_as_reasoning = False
+    # Called before a call's start is given (a held section opener is settled first: its text
+    # comes before the call).
+    before_start: Callable[[], None] | None = None
 
     def child(self, block: ToolCallBlock) -> ToolCallBlock:
         """A new call inside a block that holds several (an element of a list)."""
@@ -175,6 +178,8 @@ class ToolCalls:
         else:
             call.id = new_tool_call_id() if self._invent_ids else None
         self.calls.append(call)
+        if self.before_start is not None:
+            self.before_start()
         self._emit(ToolCallStart(call.index, call.id or "", name))
         pending, call.pending = call.pending, []
         if pending:
