@@ -223,6 +223,7 @@ class Inputs:
         self.prompt_of: dict[str, str] = {}
         self.valid = self._valid_outputs()
         self._source_prompt: str | None = None  # the prompt of the valid output a case came from
+        self._edges: dict[str, list[int]] = {}  # where the delimiters of a valid output begin and end
 
     def _other_prompts(self) -> list[str]:
         conversations: list[tuple[list[dict[str, Any]], dict[str, Any]]] = [
@@ -321,7 +322,7 @@ class Inputs:
     def cases(self) -> Iterator[Case]:
         kinds: list[Callable[[], str]] = [
             self._truncated, self._mutated, self._soup, self._nested, self._valid, self._hostile_value,
-            self._prefilled, self._crlf, self._echoed_header,
+            self._prefilled, self._crlf, self._echoed_header, self._spaced,
         ]  # fmt: skip
         while True:
             kind = self.rng.choice(kinds)
@@ -381,6 +382,30 @@ class Inputs:
         text = self._valid()
         prompt = self._source_prompt or self.prompt or ""
         return prompt[len(prompt) - self.rng.randint(0, min(len(prompt), 60)) :] + text
+
+    def _spaced(self) -> str:
+        """A valid answer with whitespace written, or left out, at a delimiter's edge: a model
+        that puts a space or a newline after a tag (``<|tool_calls_section_begin|> <|tool_call_begin|>``),
+        or none where its template writes one."""
+        text = self._valid()
+        edges = self._edges.get(text)
+        if edges is None:
+            try:
+                spans = self.codec.parse_detailed(text, prompt=self._source_prompt or self.prompt, tools=TOOLS).spans
+            except Exception:  # noqa: BLE001 - the check reports it; here it only means no edges
+                spans = []
+            edges = self._edges[text] = sorted({at for span in spans if span.kind == "delimiter" for at in (span.start, span.end)})
+        if not edges:
+            return text
+        for _ in range(self.rng.randint(1, 3)):
+            at = min(self.rng.choice(edges), len(text))
+            if self.rng.random() < 0.7:
+                text = text[:at] + self.rng.choice((" ", "\n", "\n\n", " \n", "\t")) + text[at:]
+            elif self.rng.random() < 0.5:
+                text = text[:at].rstrip(" \t\r\n") + text[at:]
+            else:
+                text = text[:at] + text[at:].lstrip(" \t\r\n")
+        return text
 
     def _truncated(self) -> str:
         text = self._valid()

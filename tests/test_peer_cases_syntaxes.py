@@ -1970,3 +1970,23 @@ def test_a_tools_name_with_a_space_is_read_as_the_template_writes_it(template: s
     assert result.finish_reason == "tool_calls" and not result.diagnostics
     # Without the tools to say so, a name with a space is none.
     assert not parse_both(template, completion, prompt=prompt).message.tool_calls or template == "Qwen3-0.6B"
+
+
+# Found by fuzzing (whitespace at a delimiter's edge): a body that may be a list of calls or
+# one call's object is told by its first bracket, not by the whitespace before it. Read a
+# character at a time, the whitespace once made the list an object, with a `noncanonical`
+# diagnostic the whole text did not get.
+@pytest.mark.parametrize(
+    ("template", "text", "kinds"),
+    [
+        ("NVIDIA-Nemotron-Nano-9B-v2", '<TOOLCALL> \n[{"name": "get_weather", "arguments": {"city": 3}}]</TOOLCALL>', []),
+        ("NVIDIA-Nemotron-Nano-9B-v2", '<TOOLCALL> \n{"name": "get_weather", "arguments": {"city": 3}}</TOOLCALL>', ["noncanonical"]),
+        ("LiquidAI-LFM2-8B-A1B-llamacpp-first", '<|tool_call_start|> \n{"name": "get_weather", "arguments": {"city": 3}}<|tool_call_end|>', []),
+        ("LiquidAI-LFM2-8B-A1B-llamacpp-first", '<|tool_call_start|> \n[{"name": "get_weather", "arguments": {"city": 3}}]<|tool_call_end|>', ["noncanonical"]),
+        ("MiniMax-M1", '<tool_calls>\n \n{"name": "get_weather", "arguments": {"city": 3}}\n</tool_calls>', []),
+    ],
+)
+def test_whitespace_before_a_calls_body_says_nothing_of_its_shape(template: str, text: str, kinds: list[str]) -> None:
+    result = parse_both(template, text, tools=TOOLS)
+    assert calls(result) == [("get_weather", {"city": 3})]
+    assert [d.kind for d in result.diagnostics] == kinds

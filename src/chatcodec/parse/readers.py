@@ -280,7 +280,8 @@ class JsonListOrObjectReader(JsonObjectOrListReader):
 
     def text(self, call: ToolCallBlock, piece: Piece) -> None:
         walk = piece.json
-        if walk is None or walk.shape == "array":
+        # (Until the body's first bracket, whitespace before it, the body is taken for the list.)
+        if walk is None or walk.shape == "array" or walk.shape == "object_or_array":
             JsonListReader.text(self, call, piece)
             return
         if not call.state.get("unlisted"):
