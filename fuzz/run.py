@@ -223,7 +223,7 @@ class Inputs:
         self.prompt_of: dict[str, str] = {}
         self.valid = self._valid_outputs()
         self._source_prompt: str | None = None  # the prompt of the valid output a case came from
-        self._edges: dict[str, list[int]] = {}  # where the delimiters of a valid output begin and end
+        self._edges: dict[str, list[tuple[int, int]]] = {}  # where a valid output's delimiters are
 
     def _other_prompts(self) -> list[str]:
         conversations: list[tuple[list[dict[str, Any]], dict[str, Any]]] = [
@@ -322,7 +322,7 @@ class Inputs:
     def cases(self) -> Iterator[Case]:
         kinds: list[Callable[[], str]] = [
             self._truncated, self._mutated, self._soup, self._nested, self._valid, self._hostile_value,
-            self._prefilled, self._crlf, self._echoed_header, self._spaced,
+            self._prefilled, self._crlf, self._echoed_header, self._spaced, self._retagged,
         ]  # fmt: skip
         while True:
             kind = self.rng.choice(kinds)
@@ -383,18 +383,23 @@ class Inputs:
         prompt = self._source_prompt or self.prompt or ""
         return prompt[len(prompt) - self.rng.randint(0, min(len(prompt), 60)) :] + text
 
+    def _delimiters(self, text: str) -> list[tuple[int, int]]:
+        """Where the delimiters of a valid output are (read once per output)."""
+        found = self._edges.get(text)
+        if found is None:
+            try:
+                spans = self.codec.parse_detailed(text, prompt=self._source_prompt or self.prompt, tools=TOOLS).spans
+            except Exception:  # noqa: BLE001 - the check reports it; here it only means none
+                spans = []
+            found = self._edges[text] = [(span.start, span.end) for span in spans if span.kind == "delimiter"]
+        return found
+
     def _spaced(self) -> str:
         """A valid answer with whitespace written, or left out, at a delimiter's edge: a model
         that puts a space or a newline after a tag (``<|tool_calls_section_begin|> <|tool_call_begin|>``),
         or none where its template writes one."""
         text = self._valid()
-        edges = self._edges.get(text)
-        if edges is None:
-            try:
-                spans = self.codec.parse_detailed(text, prompt=self._source_prompt or self.prompt, tools=TOOLS).spans
-            except Exception:  # noqa: BLE001 - the check reports it; here it only means no edges
-                spans = []
-            edges = self._edges[text] = sorted({at for span in spans if span.kind == "delimiter" for at in (span.start, span.end)})
+        edges = sorted({at for span in self._delimiters(text) for at in span})
         if not edges:
             return text
         for _ in range(self.rng.randint(1, 3)):
@@ -406,6 +411,22 @@ class Inputs:
             else:
                 text = text[:at] + text[at:].lstrip(" \t\r\n")
         return text
+
+    def _retagged(self) -> str:
+        """A valid answer with one of its delimiters written twice, left out, or written as
+        another of the format's (a model that repeats a tag, forgets one, or closes with the
+        wrong one)."""
+        text = self._valid()
+        delimiters = self._delimiters(text)
+        if not delimiters:
+            return text
+        start, end = self.rng.choice(delimiters)
+        choice = self.rng.random()
+        if choice < 0.4:
+            return text[:end] + text[start:end] + text[end:]
+        if choice < 0.7 or not self.spellings:
+            return text[:start] + text[end:]
+        return text[:start] + self.rng.choice(self.spellings) + text[end:]
 
     def _truncated(self) -> str:
         text = self._valid()
