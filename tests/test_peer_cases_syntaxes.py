@@ -724,13 +724,17 @@ def test_gemma_strings_in_json_quotes_keep_their_text(text: str, expected: dict[
         ('<|tool_call>call:f{q:a\x00b}<tool_call|>', None),  # (an unquoted string, as `q:ab` is)
         ('<|tool_call>call:f{q:\x00}<tool_call|>', None),
         ('<|tool_call>call:search{filters:\x00{a:[1,{b:<|"|>}<|"|>}]}}<tool_call|>', None),
-        ('<|tool_call>call:f{q:<|"|>a<|"|>b}<tool_call|>', None),
+        # (The reading stops after the string; the rest of the call is content.)
+        ('<|tool_call>call:f{q:<|"|>a<|"|>b}<tool_call|>', "b}"),
     ],
 )
-def test_gemma_arguments_holding_nul_characters(text: str, expected: dict[str, Any] | None) -> None:
+def test_gemma_arguments_holding_nul_characters(text: str, expected: dict[str, Any] | str | None) -> None:
     result = parse_both("Google-gemma-4-31B-it", text)
     assert result.reassemble() == text
-    if expected is None:  # not Gemma's syntax: the call keeps the text, and says so
+    if isinstance(expected, str):
+        assert [d.kind for d in result.diagnostics] == ["malformed_tool_call", "unexpected_text"]
+        assert result.message.content == expected
+    elif expected is None:  # not Gemma's syntax: the call keeps the text, and says so
         assert [d.kind for d in result.diagnostics] == ["malformed_tool_call"]
     else:
         assert calls(result) == [("f", expected)] and not result.diagnostics
@@ -1296,6 +1300,33 @@ def test_gemma_strings_and_lists_left_unopened_or_unclosed(text: str, expected: 
     result = parse_both("Google-gemma-4-31B-it", text)
     assert calls(result) == [("web_search", expected)]
     assert [d.kind for d in result.diagnostics] == kinds
+
+
+# Ollama model/parsers/gemma4_test.go (RepairsIssue15315Examples, from Gemma 4's own output): a
+# string's closing <|"|> left out before the arguments' closing brace, and prose left unquoted
+# whose commas are followed by no key. Nothing of the call's text may go missing: the text after
+# a reading that stops at an error is content.
+@pytest.mark.parametrize(
+    ("body", "arguments", "content", "kinds"),
+    [
+        ('{command:<|"|>ls}', {"command": "ls"}, None, ["noncanonical"]),
+        ('{command:<|"|>ls} ', {"command": "ls"}, None, ["noncanonical"]),
+        ('{path:<|"|>/tmp<|"|>,command:<|"|>ls}', {"path": "/tmp", "command": "ls"}, None, ["noncanonical"]),
+        # (a brace inside the string stays the string's: only the last one closes the arguments)
+        ('{command:<|"|>a}b}', {"command": "a}b"}, None, ["noncanonical"]),
+        ("{q:a, b, c}", {"q": "a, b, c"}, None, ["malformed_tool_call"]),
+        ("{content:\n\nsource code, designed to last.}", {"content": "source code, designed to last."}, None, ["malformed_tool_call"]),
+        ("{content:hello,mode:<|\"|>fast<|\"|>}", {"content": "hello", "mode": "fast"}, None, ["malformed_tool_call"]),
+        # Ollama refuses this one; the string ran on past the next key, the rest is content.
+        ('{first:<|"|>one,second:<|"|>two<|"|>}', {"first": "one,second:"}, 'two<|"|>}', ["malformed_tool_call", "unexpected_text"]),
+    ],
+)
+def test_gemma_quoting_left_out_keeps_every_character(body: str, arguments: dict[str, Any], content: str | None, kinds: list[str]) -> None:
+    result = parse_both("Google-gemma-4-31B-it", f"<|tool_call>call:f{body}<tool_call|>")
+    assert calls(result) == [("f", arguments)]
+    assert result.message.content == content
+    assert [d.kind for d in result.diagnostics] == kinds
+    assert result.finish_reason == "tool_calls"
 
 
 # Ollama model/parsers/laguna_test.go (thinking on): Laguna's template writes a closing tag

@@ -1358,10 +1358,15 @@ class GemmaReader(CallReader):
         if piece.kind == "TOOL_NAME":
             call.name_parts.append(piece.text)
             return
+        if call.index is not None and call.error is not None and call.state.get("rest_is_text"):
+            # After the error that stopped the reading, the call's text is no part of it.
+            call.after_value.append((piece.start, piece.text))
+            return
         if call.index is None or call.error is not None:
             call.state["part"].append(piece.text)  # kept for the error message only
             return
         held, call.state["held"] = call.state["held"], ""
+        call.state["read_to"] = piece.start + len(piece.text)
         self._read(call, held + piece.text, final=False, start=piece.start - len(held))
 
     def delimiter(self, call: ToolCallBlock, piece: Piece) -> None:
@@ -1382,9 +1387,19 @@ class GemmaReader(CallReader):
             if state["mode"] != "end":
                 self._close_as_written(call)  # (the reading stopped at the error)
             return
+        if state["held"] and state["mode"] == "string" and _TRAILING_BRACE.fullmatch(state["held"]):
+            # ``command:<|"|>ls}``: the string's closing quote is left out before the arguments'
+            # closing brace (Gemma 4 writes this).
+            state["held"] = ""
+            self._end_string(call)
+            self.calls.arguments_text(call, "}")
+            state["mode"] = "end"
+            self.calls.diagnose(
+                "noncanonical", call.start, f"tool call {call.index}: a string's closing {self.QUOTE} is left out before the closing brace"
+            )
         if state["held"]:
             held, state["held"] = state["held"], ""
-            self._read(call, held, final=True)
+            self._read(call, held, final=True, start=state["read_to"] - len(held))
         if state["mode"] == "atom" and call.error is None and not state["quoted"]:
             if "".join(state["part"]).rstrip().endswith("}"):
                 # ``{a:[1,2}``: a bracket left open, and the brace that closes the arguments
@@ -1449,6 +1464,7 @@ class GemmaReader(CallReader):
                 state["part"] = []
                 if not key or state["members"] and not key:
                     call.error = "a parameter without a name"
+                    self._rest_is_text(call, text, colon, start)
                     return
                 state["key"] = key
                 separator = ", " if state["members"] else ""
@@ -1476,6 +1492,11 @@ class GemmaReader(CallReader):
                 end = text.find(self.QUOTE, pos)
                 if end < 0:
                     keep = _held_prefix(text, self.QUOTE) if not final else 0
+                    if not final and not keep:
+                        # A brace the string ends with may be the arguments' closing one, where
+                        # the model left out the string's closing quote: held until more shows.
+                        brace = _TRAILING_BRACE.search(text, pos)
+                        keep = len(brace.group()) if brace else 0
                     chunk = text[pos : len(text) - keep]
                     self._string_text(call, chunk)
                     state["held"] = text[len(text) - keep :] if keep else ""
@@ -1499,6 +1520,8 @@ class GemmaReader(CallReader):
                     self.calls.arguments_text(call, "}")
                 else:
                     call.error = f"unexpected {text[pos]!r} after a parameter's value"
+                    self._rest_is_text(call, text, pos, start)
+                    return
                 pos += 1
             else:  # after the closing brace: only whitespace
                 if start is not None:
@@ -1507,6 +1530,15 @@ class GemmaReader(CallReader):
                 elif text[pos:].strip():
                     call.error = "text after the arguments' closing brace"
                 return
+
+    def _rest_is_text(self, call: ToolCallBlock, text: str, pos: int, start: int | None) -> None:
+        """The reading stopped at ``pos`` of ``text``: the arguments are closed as they stand,
+        and the rest of the call (``second:<|"|>two<|"|>}`` after a string that ran on) is text
+        around it, with a diagnostic, as text after a call's closing brace is."""
+        if start is None:  # pragma: no cover - every piece read says where it starts
+            return
+        call.state["rest_is_text"] = True
+        call.after_value.append((start + pos, text[pos:]))
 
     def _as_string(self, call: ToolCallBlock) -> bool:
         """Is the parameter being read a string, as the schema (or its absence) says?"""
@@ -1539,18 +1571,18 @@ class GemmaReader(CallReader):
 
     def _comma_in_string(self, text: str, start: int, final: bool) -> bool | None:
         """Is the comma before ``start``, after a bare value of prose, inside a string whose
-        opening quote is left out? Yes if a closing quote comes before the next key's colon or
-        a brace; None while the text ends before either shows (held for more)."""
-        limit = min(len(text), start + _COMMA_LOOKAHEAD)
-        for i in range(start, limit):
-            char = text[i]
-            if char == "<" and text.startswith(self.QUOTE, i):
-                return True
-            if char == "<" and self.QUOTE.startswith(text[i:]) and not final:
-                return None  # a quote may be beginning
-            if char in ":{}[]":
-                return False  # (a comma goes on looking: the string may hold more than one)
-        return None if limit == len(text) and not final and limit - start < _COMMA_LOOKAHEAD else False
+        opening quote is left out? No where the next parameter's key follows it (``a:b c,d:1``);
+        yes where anything else does (``query:Paris, France<|"|>``, ``q:a, b, c}``: a key is a
+        bare word and its colon); None while the text ends before that shows (held for more)."""
+        match = _NEXT_KEY.match(text, start)
+        if match is None:  # (the pattern matches the empty string)
+            return True
+        if match.group("colon"):
+            return False
+        if match.end() < len(text) or final:
+            return True
+        # The text ends inside what may still be a key: wait, unless it is too long for one.
+        return None if match.end() - start < _COMMA_LOOKAHEAD else True
 
     def _atom(self, call: ToolCallBlock, text: str, pos: int, final: bool) -> int:
         """Read a bare value (a number, a literal, a nested object or list) up to the comma or
@@ -1647,8 +1679,13 @@ class GemmaReader(CallReader):
 
 # A bare value that is a number or a literal: a comma after it ends it.
 _BARE_LITERAL = re.compile(r"-?[0-9][0-9.eE+-]*|true|false|null|True|False|None")
-# How far past a comma in a bare value the next key's colon or a closing quote is looked for.
+# A closing brace at the end of a string's text read so far (and the whitespace after it).
+_TRAILING_BRACE = re.compile(r"\}[ \t\r\n]*\Z")
+# How far past a comma in a bare value the next key's colon is looked for.
 _COMMA_LOOKAHEAD = 64
+# What may follow a comma in a bare value: whitespace, a bare key and its colon (the next
+# parameter), or the start of one.
+_NEXT_KEY = re.compile(r"[ \t\r\n]*[^\s,:{}\[\]<>\"']*[ \t\r\n]*(?P<colon>:)?")
 
 
 def _held_prefix(text: str, token: str) -> int:
