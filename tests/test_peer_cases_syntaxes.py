@@ -1800,6 +1800,11 @@ def test_a_python_call_list_broken_after_a_good_call_keeps_the_rest_as_content(
         ({"const": "42"}, "42", "42"),
         ({"allOf": [{"type": "string"}, {"minLength": 1}]}, "123", "123"),
         ({"enum": [1, 2]}, "1", 1),
+        # transformers tests/utils/test_chat_parsing.py (callable tools): get_json_schema writes
+        # an Optional[str] parameter as OpenAPI's nullable string.
+        ({"type": "string", "nullable": True}, "null", None),
+        ({"type": "string", "nullable": True}, "x", "x"),
+        ({"type": "string", "nullable": False}, "null", "null"),
     ],
 )
 @pytest.mark.parametrize("template", ["ZhipuAI-GLM-4.7-Flash", "Qwen-Qwen3-Coder"])

@@ -517,10 +517,13 @@ def _types(schema: dict[str, Any] | None) -> set[str]:
     if not schema:
         return set()
     kind = schema.get("type")
+    # OpenAPI's ``"nullable": true`` (transformers' schema of an ``Optional[str]`` parameter)
+    # admits null beside the type.
+    nullable = {"null"} if schema.get("nullable") is True else set()
     if isinstance(kind, str):
-        return {kind}
+        return {kind} | nullable
     if isinstance(kind, list):
-        return {k for k in kind if isinstance(k, str)}
+        return {k for k in kind if isinstance(k, str)} | nullable
     for combined in ("anyOf", "oneOf"):
         options = schema.get(combined)
         if isinstance(options, list):
