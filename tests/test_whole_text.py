@@ -166,6 +166,17 @@ def test_what_the_fast_path_declines_in_deepseek_gets_its_diagnostic(text: str, 
     _declined(chatcodec.load("deepseek"), text, diagnostic)
 
 
+R1_CALL = "<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{\"city\": \"Paris\"}\n```<｜tool▁call▁end｜>"
+
+
+def test_a_later_call_opened_in_r1_distills_spelling_gets_its_diagnostic() -> None:
+    # Found by fuzzing: the fast path read the section's later calls by their shape, and missed
+    # that one opened with <｜tool▁calls｜>, which the general way reads as noncanonical.
+    codec = chatcodec.load(str(Path(__file__).resolve().parent / "templates" / "DeepSeek-R1.jinja"))
+    text = "<｜tool▁calls▁begin｜>" + R1_CALL + "\n" + R1_CALL.replace("<｜tool▁call▁begin｜>", "<｜tool▁calls｜>") + "<｜tool▁calls▁end｜>"
+    _declined(codec, text, "noncanonical")
+
+
 def _declined(codec: chatcodec.Codec, text: str, diagnostic: str) -> None:
     fast, general = _both(codec, text, None, fuzz.TOOLS)
     assert fast is None

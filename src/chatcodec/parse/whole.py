@@ -154,6 +154,11 @@ class WholeTextReader:
         self._name_after = _member(",", name_keys, '"')
         self._in_section = syntax is not None and syntax.in_section
         self._noncanonical = frozenset(syntax.noncanonical) if syntax is not None else frozenset()
+        # Every spelling of those (with the whitespace around them the grammar accepts): a call
+        # that opens so is read the general way, which says so.
+        self._noncanonical_openers = frozenset(
+            spelling for spelling in self.grammar.spellings if spelling.strip() in self._noncanonical
+        )
         self._stepper = self.grammar.stepper(start)
         self._json_safe = self.grammar.json_safe_delimiters
         # The first set a delimiter is in says what it does (the order the engine tests them in).
@@ -342,6 +347,8 @@ class WholeTextReader:
                 elif role == CALL_OPEN:
                     if in_reasoning or pos < base or (self._in_section and not section):
                         return None
+                    if match.group() in self._noncanonical_openers:
+                        return None  # (the general way says so)
                     if section:
                         section = "calls"
                     if self._named_calls and not prefill_first:
@@ -526,7 +533,7 @@ class WholeTextReader:
             if opened is None:
                 break
             edge = self._after_delimiter(stack, edges, opened.group())
-            if edge is None or edge[1] != CALL_OPEN:
+            if edge is None or edge[1] != CALL_OPEN or opened.group() in self._noncanonical_openers:
                 break
             if spans is not None:
                 opener = _new_tuple(Span, ("delimiter", pos - base, opened.end() - base, edge[0], None))
