@@ -1456,6 +1456,25 @@ def test_apriel_reasoning_opened_by_its_prompt(text: str, content: str | None, e
     assert again.message.reasoning_content == "I'm\nthinking"
 
 
+# llama.cpp test-chat.cpp (Apriel 1.6, continuing the reasoning): the template writes an
+# answer's reasoning right after the header, with no opening line, so a prompt that ends inside
+# the reasoning (continue_final_message="reasoning_content") holds text that may be either; the
+# completion's "[BEGIN FINAL RESPONSE]" says which. The prompt's text is no part of the message.
+def test_apriel_prompt_that_continues_the_reasoning() -> None:
+    template = "ServiceNow-Apriel-1.6-15b-Thinker-fixed"
+    codec = codec_for(template)
+    conversation = [{"role": "user", "content": "hi"}, {"role": "assistant", "reasoning_content": "I'm", "content": ""}]
+    prompt = codec.render(conversation, continue_final_message="reasoning_content")
+    assert prompt.endswith("<|begin_assistant|>\nI'm")
+    assert codec.prompt_state(prompt).state == "undecided"
+    result = parse_both(template, " thinking\n[BEGIN FINAL RESPONSE]\nHello, world!\nWhat's up?", prompt=prompt)
+    assert (result.message.reasoning_content, result.message.content) == (" thinking", "Hello, world!\nWhat's up?")
+    assert not result.diagnostics and result.finish_reason == "stop"
+    # With no closing line, the text was the answer all along.
+    result = parse_both(template, " am here.", prompt=prompt)
+    assert (result.message.reasoning_content, result.message.content) == (None, " am here.")
+
+
 # vLLM tests/reasoning/test_granite_reasoning_parser.py: Granite 3.2's system prompt asks for the
 # thoughts after "Here is my thought process:" and the answer after "Here is my response:"
 # (models also write "Here's").

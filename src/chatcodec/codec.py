@@ -41,7 +41,7 @@ from chatcodec.check.special_tokens import (
     find_special_tokens,
     template_tokens,
 )
-from chatcodec.parse.prompt import PromptState, prompt_state
+from chatcodec.parse.prompt import START, PromptState, prefill_state, prompt_state
 from chatcodec.parse.stream import ParseResult, StreamParser
 from chatcodec.parse.transcript import Transcript, read_transcript
 from chatcodec.parse.whole import whole_text_reader
@@ -141,16 +141,21 @@ class Codec:
         _require_text(prefill, "prefill")
         if prefill is not None and prompt is not None:
             raise ValueError("give a prompt or a prefill, not both")
+        undecided = False
         if prefill is None:
-            prefill = prompt_state(family, prompt).prefill if prompt is not None else ""
+            state = prompt_state(family, prompt) if prompt is not None else START
+            prefill, undecided = state.prefill, state.state == "undecided"
+        elif prefill:
+            undecided = prefill_state(family, prefill).state == "undecided"
         if reasoning and not prefill:
             prefill = family.reasoning_opener
             if prefill is None:
                 raise UnsupportedTemplateError(f"the {family.name} format has no reasoning blocks")
         start = "completion"
-        if prompt is None and not prefill and reasoning is None and "completion_unprompted" in family.grammar.starts:
-            # Nothing says whether the output opens with reasoning: the family's grammar reads
-            # leading text as reasoning if a closing tag follows, else as content.
+        if undecided or (prompt is None and not prefill and reasoning is None and "completion_unprompted" in family.grammar.starts):
+            # Nothing says whether the output opens with reasoning (nor does the prompt's
+            # prefill, text with no tag): the family's grammar reads leading text as
+            # reasoning if a closing tag follows, else as content.
             start = "completion_unprompted"
         return prefill, start
 

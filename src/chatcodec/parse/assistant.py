@@ -504,7 +504,14 @@ class AssistantAssembler:
     def _decide_leading(self, *, as_reasoning: bool) -> None:
         """Text read before it could be told apart is now known to be reasoning or content."""
         pieces, self._undecided = self._undecided, []
+        base = self._out.base
         for piece in pieces:
+            if piece.start < base and not self._out.silent:
+                # (Held since the prefill: only the completion's characters are its text.)
+                cut = base - piece.start
+                if cut >= len(piece.text):
+                    continue
+                piece = Piece(piece.kind, piece.text[cut:], base, run_start=piece.run_start, json=piece.json)
             self._add_text(piece, as_reasoning=as_reasoning)
 
     def _open_call(self, piece: Piece) -> None:

@@ -102,14 +102,26 @@ def _read_prefill(found: Format, prefill: str) -> PromptState:
     one (the turn ended, or another turn followed), the prompt leaves no turn open."""
     if not prefill:
         return START
-    engine = Engine(found.grammar, "completion")
+    if "completion_unprompted" in found.grammar.starts:
+        # A format whose turns may open with reasoning and no opening tag (Apriel 1.6 writes
+        # its reasoning right after the header): a prefill of plain text may be either, until
+        # the completion shows which (``continue_final_message="reasoning_content"``).
+        undecided = _read_from(found, prefill, "completion_unprompted")
+        if undecided is not None and undecided.state == "undecided":
+            return undecided
+    return _read_from(found, prefill, "completion") or START
+
+
+def _read_from(found: Format, prefill: str, start: str) -> PromptState | None:
+    """The state ``prefill`` leaves, read from ``start``; None where it leaves no turn open."""
+    engine = Engine(found.grammar, start)
     assembler = AssistantAssembler(found)
     pieces = engine.feed(prefill) + engine.settle()
     if any(piece.kind == STRAY or piece.stray_delimiter is not None for piece in pieces):
-        return START
+        return None
     assembler.handle(pieces)
     if assembler.ended:
-        return START
+        return None
     call = assembler.open_call
     return PromptState(
         prefill,
