@@ -1221,6 +1221,25 @@ def test_an_xml_parameter_name_with_no_value_gives_way_to_the_next(template: str
     assert "'location' has no value" in result.diagnostics[0].message
 
 
+# Ollama model/parsers/glm46_test.go (unopened arg_value after arg_key, mixed unopened and valid
+# arg_values): GLM-4.6 at times leaves out a value's <arg_value>. The value is read up to its
+# closing tag, noncanonical; a name followed by the next name still has no value.
+@pytest.mark.parametrize("template", ["ZhipuAI-GLM-4.6", "ZhipuAI-GLM-4.7-Flash", "Laguna-v2"])
+@pytest.mark.parametrize(
+    ("body", "arguments", "kinds"),
+    [
+        ("<arg_key>city</arg_key>\nNew York</arg_value>\n<arg_key>unit</arg_key>\ncelsius</arg_value>", {"city": "New York", "unit": "celsius"}, ["noncanonical", "noncanonical"]),
+        ("<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n<arg_key>unit</arg_key>\ncelsius</arg_value>", {"city": "Paris", "unit": "celsius"}, ["noncanonical"]),
+        ("<arg_key>days</arg_key>3</arg_value>", {"days": 3}, ["noncanonical"]),
+    ],
+)
+def test_a_glm_value_whose_opening_tag_is_left_out(template: str, body: str, arguments: dict[str, Any], kinds: list[str]) -> None:
+    result = parse_both(template, "<tool_call>get-weather\n" + body + "</tool_call>")
+    assert calls(result) == [("get-weather", arguments)]
+    assert [d.kind for d in result.diagnostics] == kinds
+    assert result.message.content is None and result.finish_reason == "tool_calls"
+
+
 # SGLang test_kimik2_detector.py and test_reasoning_parser.py (Kimi K2): a call written with no
 # separator and no arguments ends at its closing tag (malformed), so the calls after it are read;
 # a section opened inside reasoning that holds no call is reasoning, its tags in place.

@@ -631,16 +631,20 @@ DSML = _invoke(
 # The whitespace GLM-4.5 writes between its tags (a newline and an indent, or nothing), and
 # what models write there beside it (a blank line, a Windows line end).
 _GLM_GAPS = ("", "\n", " ", "  ", "    ", "\t", "\n  ", "\n    ", "\n\t", "\n\n", "\r\n", " \n", "\n ")
+_GLM_VALUE_UNOPENED = ("</arg_key>", "</arg_key>\n")
 GLM = _xml(
     "glm",
     "<tool_call>NAME<arg_key>KEY</arg_key><arg_value>VALUE</arg_value></tool_call>",
     call_open=around("<tool_call>", before="\n"),
     name_end=(),
     param_open=tuple(gap + "<arg_key>" for gap in _GLM_GAPS),
-    param_name_end=tuple("</arg_key>" + gap + "<arg_value>" for gap in _GLM_GAPS),
+    # (A value whose <arg_value> is left out, ``</arg_key>\nNew York</arg_value>``, as GLM-4.6
+    # writes it at times: read, noncanonical.)
+    param_name_end=tuple("</arg_key>" + gap + "<arg_value>" for gap in _GLM_GAPS) + _GLM_VALUE_UNOPENED,
     param_close=around("</arg_value>", after="\n"),
     call_close=tuple(gap + "</tool_call>" for gap in _GLM_GAPS),
     markers=("<arg_key>",),
+    unopened_values=_GLM_VALUE_UNOPENED,
 )
 
 # Tencent Hy3: GLM's tags, each suffixed with the deployment's name (":opensource"; the preview's

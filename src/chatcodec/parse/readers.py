@@ -600,8 +600,12 @@ class XmlParametersReader(CallReader):
         bare_name: bool = False,
         namespaced: bool = False,
         escaped_attributes: bool = False,
+        unopened_values: tuple[str, ...] = (),
     ) -> None:
         super().__init__(calls, schemas)
+        # Spellings of a parameter name's end that leave out the value's opening tag (GLM's
+        # ``</arg_key>`` with no ``<arg_value>``): read, with a diagnostic.
+        self.unopened_values = frozenset(unopened_values)
         self.typed_by = typed_by or {}
         # Names and keys are attribute values the template escapes (Kimi K3's ``&quot;`` and
         # ``&amp;``): read unescaped.
@@ -625,6 +629,8 @@ class XmlParametersReader(CallReader):
                 state["key_start"] = piece.start
             state.setdefault("key_parts", []).append(piece.text)
         elif piece.kind == "PARAM_VALUE":
+            if state.get("unopened"):
+                self._begin_value(call, state.pop("unopened"))
             if state.get("streaming"):
                 self._write(call, json.dumps(piece.text, ensure_ascii=False)[1:-1])
             state.setdefault("value_parts", []).append(piece.text)
@@ -637,7 +643,12 @@ class XmlParametersReader(CallReader):
         kind = piece.kind
         where = state.get("where")
         if kind == "PARAM_OPEN":
-            if where == "value":
+            if where == "value" and state.get("unopened"):
+                # ``location</arg_key><arg_key>count``: a name with no value, not even an
+                # opening tag; the next name's value is the one written.
+                del state["unopened"]
+                call.error = call.error or f"the parameter {state['key']!r} has no value"
+            elif where == "value":
                 # The value's closing tag is left out: the next parameter's tag ends it.
                 self._param_done(call)
                 call.error = call.error or "a parameter's closing tag is left out"
@@ -659,26 +670,43 @@ class XmlParametersReader(CallReader):
                 # the model meant, or a value spelled the tag (a file being written).
                 call.error = f"the parameter {key!r} is written twice"
             state.update(where="value", key=key)
-            declared = self.typed_by.get(piece.text.strip("\n"))
-            # The tool's schema says what the value is; without one, the model's own word
-            # (DeepSeek's string="true") does.
-            schema = self._schema(call, key)
-            if schema is None and declared is not None:
-                schema = {"type": "string" if declared == "string" else "any"}
-            if self._wraps_the_arguments(call, key):
-                # Read whole, then taken apart (``_param_done``): nothing is written before.
-                state["wrapper"] = key
-                state["schema"] = None
+            if piece.text in self.unopened_values:
+                # (Nothing is written until the value shows: the next name may follow instead.)
+                note = ("noncanonical", piece.start, f"tool call {call.index}: the value of {key!r} is written with no opening tag")
+                state["unopened"] = (piece.text, note)
                 return
-            self._open_member(call, key)
-            if _types(schema) == {"string"}:
-                state["streaming"] = True
-                state["string_schema"] = True
-                self._write(call, '"')
-            else:
-                state["schema"] = schema
+            self._begin_value(call, piece.text)
         elif kind in ("PARAM_CLOSE", "CDATA_CLOSE") and where == "value":
+            if state.get("unopened"):
+                self._begin_value(call, state.pop("unopened"))
             self._param_done(call)
+
+    def _begin_value(self, call: ToolCallBlock, name_end: str | tuple[str, tuple[str, int, str]]) -> None:
+        """A parameter's value begins, after its name's end ``name_end`` (or, for a value whose
+        opening tag was left out, that spelling and the diagnostic it gets)."""
+        state = call.state
+        key = state["key"]
+        if isinstance(name_end, tuple):
+            name_end, note = name_end
+            self.calls.diagnose(*note)
+        declared = self.typed_by.get(name_end.strip("\n"))
+        # The tool's schema says what the value is; without one, the model's own word
+        # (DeepSeek's string="true") does.
+        schema = self._schema(call, key)
+        if schema is None and declared is not None:
+            schema = {"type": "string" if declared == "string" else "any"}
+        if self._wraps_the_arguments(call, key):
+            # Read whole, then taken apart (``_param_done``): nothing is written before.
+            state["wrapper"] = key
+            state["schema"] = None
+            return
+        self._open_member(call, key)
+        if _types(schema) == {"string"}:
+            state["streaming"] = True
+            state["string_schema"] = True
+            self._write(call, '"')
+        else:
+            state["schema"] = schema
 
     def close(self, call: ToolCallBlock) -> None:
         state = call.state
@@ -694,7 +722,11 @@ class XmlParametersReader(CallReader):
             # is no parameter, and goes to the content.
             call.after_value.append((state["key_start"], "".join(state.pop("key_parts"))))
         self._name_done(call, call.start)
-        if call.state.get("where") == "value":
+        if call.state.get("where") == "value" and state.get("unopened"):
+            # (A name, then the call's end: no value at all.)
+            del state["unopened"]
+            call.error = call.error or f"the parameter {state['key']!r} has no value"
+        elif call.state.get("where") == "value":
             self._param_done(call)
             call.error = call.error or "a parameter's closing tag is left out"
         if call.index is None:
