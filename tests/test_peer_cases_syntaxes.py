@@ -453,6 +453,30 @@ def test_gpt_oss_final_channel_constrained_to_json(template: str, header: str) -
     assert not result.diagnostics and result.finish_reason == "stop"
 
 
+# llama.cpp test-chat.cpp (gpt-oss, "commentary to=assistant before reasoning" and before the
+# final answer): a header the model begins with and then supersedes with the next <|channel|>.
+# Before, the reasoning's tag was stray and the answer, after the <|end|>, was left out of the
+# message.
+@pytest.mark.parametrize("template", ["OpenAI-gpt-oss-120b", "OpenAI-gpt-oss-20b-2025-08-07"])
+@pytest.mark.parametrize(
+    ("text", "reasoning"),
+    [
+        (
+            "<|channel|>commentary to=assistant<|channel|>analysis<|message|>I'm\nthinking<|end|>"
+            "<|start|>assistant<|channel|>final<|message|>Hello, world!\nWhat's up?",
+            "I'm\nthinking",
+        ),
+        ("<|channel|>commentary to=assistant<|channel|>final<|message|>Hello, world!\nWhat's up?", None),
+    ],
+)
+def test_gpt_oss_header_superseded_by_the_next_channel(template: str, text: str, reasoning: str | None) -> None:
+    codec = codec_for(template)
+    prompt = codec.render([{"role": "user", "content": "hi"}], add_generation_prompt=True)
+    result = parse_both(template, text, prompt=prompt)
+    assert (result.message.reasoning_content, result.message.content) == (reasoning, "Hello, world!\nWhat's up?")
+    assert not result.diagnostics and result.finish_reason == "stop"
+
+
 GPT_OSS = ["OpenAI-gpt-oss-120b", "OpenAI-gpt-oss-20b-2025-08-07"]
 SEARCH = '{"query":"x"}'
 

@@ -28,7 +28,13 @@ from chatcodec.formats.probe import (
     read_framing,
 )
 from chatcodec.formats.calls import CANDIDATES, HERMES, CallSyntax
-from chatcodec.formats.syntax import KNOWN_ANSWER_TAGS, KNOWN_REASONING_PHRASES, KNOWN_REASONING_TAGS, ReasoningSyntax
+from chatcodec.formats.syntax import (
+    KNOWN_ANSWER_TAGS,
+    KNOWN_REASONING_PHRASES,
+    KNOWN_REASONING_TAGS,
+    OPENING_VARIANTS,
+    ReasoningSyntax,
+)
 from chatcodec.parse.stream import StreamParser
 
 
@@ -92,6 +98,7 @@ def derive_format(
     else:
         reasoning = find_reasoning(probes, framing)
     if reasoning is not None:
+        reasoning = reasoning.with_openings(OPENING_VARIANTS.get(reasoning.open_tag, ()))
         framing = header_before_reasoning(probes, framing, reasoning)
     framing = with_answer_opening(probes, framing, reasoning)
     calls, calls_note = find_call_syntax(name, probes, framing, reasoning)

@@ -110,11 +110,13 @@ def numbered(spelling: str) -> tuple[str, ...]:
 
 
 # What a model writes beside the answer's opening a template renders: gpt-oss constrains its
-# final channel to JSON when asked for structured output.
+# final channel to JSON when asked for structured output, and may begin with a header it then
+# supersedes (llama.cpp's "commentary to=assistant" cases).
 ANSWER_OPEN_VARIANTS: dict[str, tuple[str, ...]] = {
     "<|channel|>final<|message|>": (
         "<|channel|>final <|constrain|>json<|message|>",
         "<|channel|>final<|constrain|>json<|message|>",
+        "<|channel|>commentary to=assistant<|channel|>final<|message|>",
     ),
 }
 

@@ -37,6 +37,11 @@ class ReasoningSyntax:
             ]
         )
 
+    def with_openings(self, openings: tuple[str, ...]) -> ReasoningSyntax:
+        """The same tags, also opened by each of ``openings`` (written as is)."""
+        extra = tuple(spelling for spelling in openings if spelling not in self.open_spellings)
+        return replace(self, open_spellings=self.open_spellings + extra)
+
     def with_closings(self, closings: tuple[str, ...]) -> ReasoningSyntax:
         """The same tags, also closed by each of ``closings`` (written as is, with no whitespace
         around: shorter spellings the template never writes but models do)."""
@@ -94,6 +99,13 @@ KNOWN_REASONING_TAGS: tuple[tuple[str, str], ...] = (
     ("<|inner_prefix|>", "<|inner_suffix|>"),
     ("<|open|>think<|sep|>", "<|close|>think<|sep|>"),
 )
+
+# What a model writes beside the opening tag a template renders: gpt-oss may begin with a
+# header it then supersedes (llama.cpp's "commentary to=assistant before reasoning" case), the
+# next ``<|channel|>`` being the one that counts.
+OPENING_VARIANTS: dict[str, tuple[str, ...]] = {
+    "<|channel|>analysis<|message|>": ("<|channel|>commentary to=assistant<|channel|>analysis<|message|>",),
+}
 
 # Tags around the visible answer, after the reasoning, that a system prompt may ask for.
 KNOWN_ANSWER_TAGS: tuple[tuple[str, str], ...] = (
