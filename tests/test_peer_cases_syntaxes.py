@@ -1677,6 +1677,29 @@ def test_muse_messages_to_a_tool_are_calls(
     assert " to=" in headers and "<|message|>" in headers
 
 
+# Ollama model/parsers/glimmer_test.go (TestGlimmerParserImplicitMessageBoundary): the next
+# message's header ends a message whose <|eom|> is left out, after reasoning or after a call;
+# the header is a special token, never text there (after the answer's text it still is).
+@pytest.mark.parametrize(
+    ("text", "expected_calls", "kinds"),
+    [
+        (
+            " to=self<|message|>Think<|start|>assistant to=get_weather<|message|>" + _atem("get_weather", city="SF")
+            + "<|start|>assistant to=user<|message|>Done<|eot|>",
+            [("get_weather", {"city": "SF"})],
+            ["noncanonical", "noncanonical"],
+        ),
+        (" to=self<|message|>Think<|start|>assistant to=user<|message|>Done<|eot|>", [], ["noncanonical"]),
+    ],
+)
+def test_muse_header_ends_a_message_whose_end_is_left_out(text: str, expected_calls: list[tuple[str, Any]], kinds: list[str]) -> None:
+    prompt = codec_for("Muse-Glimmer").render([{"role": "user", "content": "hi"}], add_generation_prompt=True)
+    result = parse_both("Muse-Glimmer", text, prompt=prompt, tools=MUSE_TOOLS)
+    assert calls(result) == expected_calls
+    assert (result.message.reasoning_content, result.message.content) == ("Think", "Done")
+    assert [d.kind for d in result.diagnostics] == kinds
+
+
 @pytest.mark.parametrize(
     ("text", "reasoning", "content", "kinds", "finish"),
     [

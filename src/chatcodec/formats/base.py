@@ -240,6 +240,10 @@ def compose(
     # <|START_THINKING|>…<|END_THINKING|><|START_RESPONSE|>answer).
     header_after = f"{header_first}? " if header_first and reasoning is not None else ""
     reasoned = f"(reasoning {header_after})? " if header_after else "reasoning? "
+    if message_start and reasoning is not None and calls is not None and calls.piece == "addressed_xml" and not header_after:
+        # Messages with recipients (Muse Glimmer): the next message's header ends a reasoning
+        # message whose end token is left out (the header is a special token, never text).
+        reasoned = f"(reasoning | THINK_OPEN THINK_OPEN? REASONING? {message_start})? "
     # gpt-oss: each part of the answer is a message of its own. Reasoning and preamble messages
     # (plain text to the user, opened like a call's arguments) and calls followed by another
     # message's header come in any number before the answer; a preamble the text ends with is
@@ -269,6 +273,12 @@ def compose(
         ]
     else:
         rules = [f"body: {reasoned if reasoning else ''}{answer}{calls_part}"]
+        if message_start and calls is not None and calls.piece == "addressed_xml":
+            # (And after a message to a tool whose end token is left out.)
+            rules += [
+                f"%extend message: {message_start} ADDRESS RECIPIENT? (ADDRESS_END CONTENT? section*)?",
+                f"%extend calls: message+ {message_start} ANSWER_OPEN? CONTENT?",
+            ]
     rules += [
         f"completion: {lead_part}body{end}",
     ]

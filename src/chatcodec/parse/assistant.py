@@ -103,6 +103,7 @@ class AssistantAssembler:
     # (The lengths of the content and the reasoning where the last message began, None
     # after any other delimiter: a message begins there if no text but whitespace followed.)
     _message_start: tuple[int, int] | None = (0, 0)
+    _after_section = False  # the last delimiter closed a section of calls
     _in_quoted_message = False
     _cut: Piece | None = None  # the delimiter the text ended inside
     # (call, terminal, member) whose value text the reader takes as written, as last asked
@@ -681,7 +682,19 @@ class AssistantAssembler:
             return
         if piece.delimiter and self._addressed:
             boundary = piece.kind in family.reasoning_close or piece.kind == "LEAD"
+            if piece.kind in family.assistant_start:
+                # The next message's header ends a reasoning message, or a message to a tool,
+                # whose end token is left out (after the answer's text, it is text).
+                boundary = self._in_reasoning or self._after_section
             self._message_start = (len(self._content), len(self._reasoning)) if boundary else None
+            self._after_section = piece.kind in family.section_close
+            if piece.kind in family.assistant_start and not boundary:
+                # A header in the middle of a message's text: text, and so is the message it
+                # seems to open.
+                self._out.diagnose("stray_delimiter", piece.start, f"{piece.text!r} is no part of a message here; kept as text")
+                self._in_quoted_message = True
+                self._add_text(piece, as_reasoning=self._in_reasoning)
+                return
         if piece.delimiter and self._undecided:
             self._decide_leading(as_reasoning=piece.kind in family.reasoning_close)
         if piece.delimiter:
@@ -765,6 +778,9 @@ class AssistantAssembler:
                 # reasoning message whose end token is left out.)
                 self._in_reasoning = False
                 self._out.diagnose("noncanonical", piece.start, "a message begins before the reasoning message's end")
+            elif self._addressed and kind in family.assistant_start and self._message_start is not None:
+                # (Muse Glimmer: likewise after a message to a tool.)
+                self._out.diagnose("noncanonical", piece.start, "a message begins before the last message's end")
             return
         if piece.stray_delimiter is not None and piece.kind in ("CONTENT", "REASONING"):
             self._out.diagnose(
