@@ -477,6 +477,24 @@ def test_gpt_oss_header_superseded_by_the_next_channel(template: str, text: str,
     assert not result.diagnostics and result.finish_reason == "stop"
 
 
+# Ollama server/routes_harmony_streaming_test.go (tool call parsed and returned correctly): a
+# call ended with a message's <|end|> where its <|call|> belongs, and another message after it.
+# Before, the call stayed open to the end: the rest was content with its tokens, and `length`.
+@pytest.mark.parametrize("template", ["OpenAI-gpt-oss-120b", "OpenAI-gpt-oss-20b-2025-08-07"])
+@pytest.mark.parametrize(
+    "after",
+    ["<|start|>assistant<|message|>The weather is sunny<|end|>", "<|start|>assistant<|channel|>final<|message|>The weather is sunny<|return|>"],
+)
+def test_gpt_oss_call_ended_by_a_messages_end(template: str, after: str) -> None:
+    codec = codec_for(template)
+    prompt = codec.render([{"role": "user", "content": "hi"}], add_generation_prompt=True)
+    text = '<|channel|>commentary to=functions.get_weather<|message|>{"location":"San Francisco"}<|end|>' + after
+    result = parse_both(template, text, prompt=prompt)
+    assert calls(result) == [("get_weather", {"location": "San Francisco"})]
+    assert result.message.content == "The weather is sunny"
+    assert [d.kind for d in result.diagnostics] == ["noncanonical"] and result.finish_reason == "tool_calls"
+
+
 GPT_OSS = ["OpenAI-gpt-oss-120b", "OpenAI-gpt-oss-20b-2025-08-07"]
 SEARCH = '{"query":"x"}'
 

@@ -270,6 +270,9 @@ def compose(
             # A call addressed before its channel (`` to=functions.f<|channel|>analysis<|message|>``):
             # the separator is spelled like the reasoning's opening tag, so it is that terminal.
             "%extend tool_call: CALL_BEGIN TOOL_NAME? THINK_OPEN TOOL_ARGUMENTS? CALL_END",
+            # A call ended like a message (``{…}<|end|>``, as Ollama's tests write it), which
+            # another message may follow.
+            *(["%extend tool_call: CALL_BEGIN TOOL_NAME? CALL_SEP TOOL_ARGUMENTS? END"] if has_end else []),
         ]
     else:
         rules = [f"body: {reasoned if reasoning else ''}{answer}{calls_part}"]

@@ -74,6 +74,8 @@ class AssistantAssembler:
         self._closes_at_end = traits.closes_at_end
         self._trailers = traits.trailers
         self._stop_closes = traits.close_is_stop_token
+        # Each part of the answer is a message of its own (gpt-oss).
+        self._messages = family.calls is not None and family.calls.preamble
         self._addressed = traits.addressed
         self._stray_blank: list[Piece] = []  # whitespace where the format has no place for text
 
@@ -716,7 +718,13 @@ class AssistantAssembler:
                     return
                 call.raw.append(piece.text)
                 call.spans.append(("delimiter", piece.start, piece.end, kind))
-                if kind in family.call_close:
+                if kind in family.end and self._messages:
+                    # (gpt-oss: the grammar reads a message's end where the call's closing tag
+                    # belongs as the call's end; the turn goes on.)
+                    self._out.diagnose("noncanonical", piece.start, f"a tool call ends with {piece.text!r}, not its closing tag")
+                    self._call = None
+                    self._close_call(call, closed=True)
+                elif kind in family.call_close:
                     self._call = None
                     self._close_call(call, closed=True)
                 elif self._closes_at_end and (
