@@ -98,18 +98,24 @@ def test_the_halves_give_the_whole_parse(name: str) -> None:
 
 def test_a_call_inside_reasoning_is_handed_over_behind_the_tag() -> None:
     """Hand-checked: the reasoning before the call is the reasoning half's, the call and the
-    reasoning after it the tool half's; in one delta, all of it goes to the tool half."""
+    reasoning after it the tool half's; in one delta, all of it goes to the tool half. Where the
+    block is closed in the same delta, the call was reasoning: the half hands over after it."""
     codec = chatcodec.load("qwen3")
     prompt = codec.render([{"role": "user", "content": "hi"}], add_generation_prompt=True)
+    call = '<tool_call>\n{"name": "f", "arguments": {}}\n</tool_call>'
     half = ReasoningHalf(codec, prompt, resend_reasoning=False)
     assert half.feed("<think>\nR1 ").reasoning == "R1 "
-    split = half.feed('<tool_call>\n{"name": "f", "arguments": {}}\n</tool_call>R2</think>C')
+    split = half.feed(call + "R2")
     assert half.handed_over and split.reasoning == ""
-    assert split.rest == '<think>\n<think>\n<tool_call>\n{"name": "f", "arguments": {}}\n</tool_call>R2</think>C'
+    assert split.rest == "<think>\n<think>\n" + call + "R2"
     client = Client()
     tool_half = ToolHalf(codec, None)
     client.take(tool_half.feed(split.rest) + tool_half.finish())
-    assert client.reading() == ("R2", "C", [("f", "{}")])
+    assert client.reading() == ("R2", "", [("f", "{}")])
+    half = ReasoningHalf(codec, prompt, resend_reasoning=False)
+    assert half.feed("<think>\nR1 ").reasoning == "R1 "
+    split = half.feed(call + "R2</think>C")
+    assert half.handed_over and (split.reasoning, split.rest) == (call + "R2", "C")
 
 
 def test_think_blocks_stay_text_for_a_tool_half_alone() -> None:
@@ -128,16 +134,16 @@ def test_a_block_opened_in_the_same_delta_is_handed_over_once_marked() -> None:
     top_of_turn = codec.render([{"role": "user", "content": "hi"}], add_generation_prompt=True)
     call = '<tool_call>\n{"name": "f", "arguments": {}}\n</tool_call>'
     half = ReasoningHalf(codec, top_of_turn, resend_reasoning=True)
-    split = half.feed("<think>\nR1\n" + call + "R2</think>C")
-    assert split.rest == "<think>\n<think>\nR1\n" + call + "R2</think>C"
+    split = half.feed("<think>\nR1\n" + call + "R2")
+    assert split.rest == "<think>\n<think>\nR1\n" + call + "R2"
     opened = top_of_turn + "<think>\n"
     half = ReasoningHalf(codec, opened, resend_reasoning=True)
-    split = half.feed("R0 <think>\nR1\n" + call + "R2</think>C")
+    split = half.feed("R0 <think>\nR1\n" + call + "R2")
     assert split.rest.startswith("<think>\n<think>\nR0 ")
     client = Client()
     tool_half = ToolHalf(codec, None)
     client.take(tool_half.feed(split.rest) + tool_half.finish())
-    assert client.reading() == codec_reading(codec, opened, "R0 <think>\nR1\n" + call + "R2</think>C")
+    assert client.reading() == codec_reading(codec, opened, "R0 <think>\nR1\n" + call + "R2")
 
 
 def codec_reading(codec: chatcodec.Codec, prompt: str, text: str) -> Reading:

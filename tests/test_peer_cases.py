@@ -95,7 +95,9 @@ def test_deepseek_r1_reads_a_reopened_tag_after_whitespace(template: str, lead: 
 
 @pytest.mark.parametrize("codec_name", ["qwen3", "deepseek"])
 def test_reasoning_resumes_after_a_call_inside_it(codec_name: str) -> None:
-    # R1 <call A> R2 </think> <call B>: both calls, the reasoning on both sides of call A.
+    # R1 <call A> R2 </think> <call B>: the block that holds call A is closed, so A is text the
+    # model thought (as vLLM, SGLang and llama.cpp read it: no duplicate call is made), and B
+    # is the call. In a block that never closes, A is a call and the reasoning goes on after it.
     if codec_name == "qwen3":
         codec = QWEN3
         call = '<tool_call>\n{{"name": "{}", "arguments": {{}}}}\n</tool_call>'.format
@@ -104,10 +106,13 @@ def test_reasoning_resumes_after_a_call_inside_it(codec_name: str) -> None:
         call = lambda name: "<｜tool▁calls▁begin｜>" + V3_CALL.format(name=name, arguments="{}") + "<｜tool▁calls▁end｜>"  # noqa: E731
     text = "R1" + call("a") + "R2</think>" + call("b")
     result = parse_both(codec, text, reasoning=True)
-    assert [c.function.name for c in result.message.tool_calls or []] == ["a", "b"]
-    assert result.message.reasoning_content == "R1R2" and not result.message.content
-    assert [d.kind for d in result.diagnostics] == ["tool_call_in_reasoning"]
-    assert result.finish_reason == "tool_calls"
+    assert [c.function.name for c in result.message.tool_calls or []] == ["b"]
+    assert result.message.reasoning_content == "R1" + call("a") + "R2" and not result.message.content
+    assert [d.kind for d in result.diagnostics] == ["tool_call_in_reasoning"] and result.finish_reason == "tool_calls"
+    unclosed = parse_both(codec, "R1" + call("a") + "R2", reasoning=True)
+    assert [c.function.name for c in unclosed.message.tool_calls or []] == ["a"]
+    assert unclosed.message.reasoning_content == "R1R2"
+    assert [d.kind for d in unclosed.diagnostics] == ["tool_call_in_reasoning"] and unclosed.finish_reason == "length"
 
 
 def test_a_call_that_ends_the_text_inside_reasoning_is_a_finished_call() -> None:

@@ -345,19 +345,21 @@ def test_a_flat_call_keeps_its_arguments(template: str, text: str) -> None:
 
 
 # llama.cpp test-chat.cpp (Ministral 3 reasoning, "fake_call_in_reasoning"): a Mistral call
-# inside [THINK] ends at [/THINK], the text after its arguments stays in the reasoning, and the
-# answer follows; the spans keep the text's order.
+# written inside [THINK] that the model then closes is reasoning, not a call (llama.cpp reads
+# only the call after [/THINK]); the answer follows, and the spans keep the text's order.
 @pytest.mark.parametrize(
-    ("text", "reasoning"),
+    ("thought", "after"),
     [
-        ('[THINK]Let me think about [TOOL_CALLS]special_function[ARGS]{"arg1":1} and more[/THINK]The answer.', "Let me think about  and more"),
-        ('[THINK]Let me think about [TOOL_CALLS]special_function[ARGS]{"arg1":1}[/THINK]The answer.', "Let me think about "),
+        ('Let me think about [TOOL_CALLS]special_function[ARGS]{"arg1":1} and more', "The answer."),
+        ('Let me think about [TOOL_CALLS]special_function[ARGS]{"arg1":1}', "The answer."),
+        ('Let me think about [TOOL_CALLS]special_function[ARGS]{"arg1":1} and more', '[TOOL_CALLS]special_function[ARGS]{"arg1": 1}'),
     ],
 )
-def test_a_mistral_call_inside_reasoning_ends_with_the_reasoning(text: str, reasoning: str) -> None:
-    result = parse_both("Mistral-Ministral-3-14B-Reasoning-2512", text)
-    assert calls(result) == [("special_function", {"arg1": 1})]
-    assert (result.message.reasoning_content, result.message.content) == (reasoning, "The answer.")
+def test_a_mistral_call_inside_reasoning_ends_with_the_reasoning(thought: str, after: str) -> None:
+    result = parse_both("Mistral-Ministral-3-14B-Reasoning-2512", "[THINK]" + thought + "[/THINK]" + after)
+    made = after.startswith("[TOOL_CALLS]")
+    assert calls(result) == ([("special_function", {"arg1": 1})] if made else [])
+    assert (result.message.reasoning_content, result.message.content) == (thought, None if made else after)
     assert [span.start for span in result.spans] == sorted(span.start for span in result.spans)
 
 
@@ -851,7 +853,24 @@ def test_an_xml_call_without_its_function_tag_ends_with_its_call_tag(template: s
 def test_a_malformed_call_inside_reasoning_stays_in_the_reasoning() -> None:
     result = parse_both("Qwen3-4B-Thinking-2507", "I'm thinking<tool_call>junk</tool_call> more</think>after", reasoning=True)
     assert (result.message.reasoning_content, result.message.content) == ("I'm thinking<tool_call>junk</tool_call> more", "after")
-    assert [d.kind for d in result.diagnostics] == ["tool_call_in_reasoning", "malformed_tool_call"]
+    # (The block is closed after it: what it holds is reasoning, call or not.)
+    assert [d.kind for d in result.diagnostics] == ["tool_call_in_reasoning"]
+    unclosed = parse_both("Qwen3-4B-Thinking-2507", "I'm thinking<tool_call>junk</tool_call> more", reasoning=True)
+    assert unclosed.message.reasoning_content == "I'm thinking<tool_call>junk</tool_call> more"
+    assert [d.kind for d in unclosed.diagnostics] == ["tool_call_in_reasoning", "malformed_tool_call"]
+
+
+# vLLM tests/tool_parsers/test_seed_oss_tool_parser.py (tool_call_unlimited_thinking_budget): the
+# reasoning quotes the call format before the block closes and the real call is made; the
+# quoted one is reasoning, and only the real one is a call.
+def test_a_call_quoted_in_closed_reasoning_is_no_second_call() -> None:
+    template = "ByteDance-Seed-OSS-36B-Instruct"
+    call = "<seed:tool_call>\n<function=get_weather>\n<parameter=location>Barcelona</parameter>\n</function>\n</seed:tool_call>"
+    reasoning = "The format is " + call + ". Wait, let me make it."
+    result = parse_both(template, "<seed:think>" + reasoning + "</seed:think>" + call)
+    assert calls(result) == [("get_weather", {"location": "Barcelona"})]
+    assert result.message.reasoning_content == reasoning
+    assert [d.kind for d in result.diagnostics] == ["tool_call_in_reasoning"]
 
 
 # Ollama model/parsers/cohere_test.go (Command A North): the answer opens with <|START_TEXT|>,

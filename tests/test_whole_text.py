@@ -136,7 +136,7 @@ QWEN_CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}
     ("text", "diagnostic"),
     [
         ("Sure.\n" + QWEN_CALL.replace("get_weather", "launch"), "unknown_tool"),
-        ("<think>\nhm\n" + QWEN_CALL + "\n</think>\n\nok", "tool_call_in_reasoning"),
+        ("<think>\nhm\n" + QWEN_CALL + "\nmore", "tool_call_in_reasoning"),
         ('<tool_call>\n{"name": "get_weather", "arguments": {"city": }\n</tool_call>', "malformed_tool_call"),
         (QWEN_CALL.replace("}}", "}} trailing"), "unexpected_text"),
         ("Hello</think> there", "stray_delimiter"),

@@ -93,10 +93,11 @@ def test_any_token_grouping_gives_the_same_message(case: tuple[str, dict[str, ob
 
 
 def test_hand_checked_call_inside_reasoning() -> None:
-    """SGLang's tool detector has no reasoning field: the call is read, and the rest of the
-    think block reaches the client as content, behind the opening tag written twice (the
-    hand-over's marker), not lost. (The newline before the call is the call's: Qwen3 writes
-    "\n<tool_call>".)"""
+    """SGLang's tool detector has no reasoning field: a call that opens inside a think block
+    goes to it when it opens, so the call is read (even though the block is closed after it,
+    where the whole parse keeps it as reasoning), and the rest of the think block reaches the
+    client as content, behind the opening tag written twice (the hand-over's marker), not lost.
+    (The newline before the call is the call's: Qwen3 writes "\n<tool_call>".)"""
     load_plugins()
     completion = "<think>\nR1\n" + CALL + "\nR2\n</think>\n\nC"
     streamed = stream_through_sglang("qwen3", False, completion, 2)

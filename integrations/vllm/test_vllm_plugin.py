@@ -79,15 +79,18 @@ def test_vllms_whole_output_path_agrees(template: str, options: dict[str, object
 
 
 def test_hand_checked_call_inside_reasoning() -> None:
-    """Written out by hand: a call inside an unclosed think block is a call, and the reasoning
-    resumes after it."""
+    """Written out by hand: a call inside a think block that is closed after it is reasoning
+    (no call is made); inside one that never closes, it is a call, and the reasoning resumes
+    after it."""
     load_general_plugins()
-    completion = "<think>\nR1\n" + CALL + "\nR2\n</think>\n\nC"
     prompt = prompt_ids("qwen3")
+    completion = "<think>\nR1\n" + CALL + "\nR2\n</think>\n\nC"
+    streamed = stream_through_vllm("qwen3", completion, request_for([WEATHER_TOOL], stream=True), prompt, group=2)
+    assert streamed.summary() == ("R1\n" + CALL + "\nR2", "C", [])
+    completion = "<think>\nR1\n" + CALL + "\nR2\n"
     streamed = stream_through_vllm("qwen3", completion, request_for([WEATHER_TOOL], stream=True), prompt, group=2)
     reasoning, content, calls = streamed.summary()
     assert calls == [("get_weather", '{"city": "Paris"}')]
-    assert content == "C"
     assert "R1" in reasoning and "R2" in reasoning and "tool_call" not in reasoning
 
 

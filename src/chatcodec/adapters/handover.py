@@ -156,6 +156,7 @@ class ReasoningHalf:
         # left reasoning yet, whatever state the parser shows meanwhile.
         left = (
             state == "tool_call"
+            or stream.holds_a_call  # (a call inside the block, whose events come later)
             or (state not in ("reasoning", "undecided") and read_upto > 0)
             or any(not isinstance(event, ReasoningDelta | Diagnostic) for event in events)
         )

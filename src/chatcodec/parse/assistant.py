@@ -6,6 +6,7 @@ import weakref
 from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
+from chatcodec.errors import ParseError
 from chatcodec.parse.engine import CUT, STRAY, Piece
 from chatcodec.parse.json_scan import JsonWalk, ValueScanner
 from chatcodec.events import (
@@ -26,6 +27,41 @@ from chatcodec.parse.spans import Span
 from chatcodec.parse.toolcalls import ToolCallBlock, ToolCalls
 
 ReaderState = Literal["content", "reasoning", "tool_call", "undecided", "ended"]
+
+
+class _Hold:
+    """A call written inside a reasoning block, held until the block's end: where it began,
+    the text read since, and the state to go back to if the block is closed after it (then
+    the call was text the model thought, not a call it made)."""
+
+    __slots__ = (
+        "call_opened",
+        "calls_at",
+        "content_at",
+        "diagnostics_at",
+        "open_span",
+        "raw",
+        "reasoning_at",
+        "reported",
+        "spans_at",
+        "start",
+        "stray_reported",
+    )
+
+    def __init__(self, assembler: AssistantAssembler, start: int) -> None:
+        out = assembler._out
+        assembler.compact()  # (the message's text so far, as whole blocks to go back to)
+        self.start = start
+        self.raw: list[str] = []
+        self.call_opened = False  # (a section opener alone is held too, until its first call)
+        self.diagnostics_at = len(out.diagnostics)
+        self.spans_at = len(out.spans)
+        self.open_span = list(out.open_span) if out.open_span is not None else None
+        self.content_at = len(assembler._content_blocks)
+        self.reasoning_at = len(assembler._reasoning_blocks)
+        self.calls_at = len(assembler._calls)
+        self.reported = assembler._call_in_reasoning_reported
+        self.stray_reported = assembler._stray_reported
 
 
 class AssistantAssembler:
@@ -106,6 +142,7 @@ class AssistantAssembler:
     # after any other delimiter: a message begins there if no text but whitespace followed.)
     _message_start: tuple[int, int] | None = (0, 0)
     _after_section = False  # the last delimiter closed a section of calls
+    _hold: _Hold | None = None  # a call inside a reasoning block, until the block's end
     _in_quoted_message = False
     _cut: Piece | None = None  # the delimiter the text ended inside
     # (call, terminal, member) whose value text the reader takes as written, as last asked
@@ -232,6 +269,13 @@ class AssistantAssembler:
                 else:
                     self._straddling_delimiter(piece, out.base - piece.start)
                     continue
+            hold = self._hold
+            if hold is not None:
+                # (A hold never begins in the prompt's prefill: every piece here is the
+                # completion's.)
+                hold.raw.append(piece.text)
+                self._handle(piece)
+                continue
             kind = piece.kind
             if self._section_hold is not None or self._header_hold is not None or self._in_quoted_message:
                 self._handle(piece)
@@ -261,6 +305,7 @@ class AssistantAssembler:
             or self._section_hold is not None
             or self._header_hold is not None
             or self._in_quoted_message
+            or self._hold is not None
         ):
             return self.handle((Piece(kind, text, start),))
         event: Callable[[str], Event]
@@ -296,7 +341,7 @@ class AssistantAssembler:
         out = self._out
         self.arguments_lane = None
         call = self._call
-        if key is None or call is None or out.silent or start < out.base:
+        if key is None or call is None or out.silent or start < out.base or self._hold is not None:
             if key is not None:
                 walk.hand_back(key, text)
             return self.handle((Piece(kind, text, start, json=walk),))
@@ -356,6 +401,9 @@ class AssistantAssembler:
         """
         if self._finish is not None:
             return []
+        if self._hold is not None:
+            # The reasoning block never ended: the call inside it was a call.
+            self._release_hold(as_reasoning=None)
         self._decide_leading(as_reasoning=False)
         self._flush_stray_blank()
         if self._header_hold is not None and self._release_header():
@@ -503,6 +551,63 @@ class AssistantAssembler:
         return assembled_message(content if content or not tool_calls else None, reasoning or None, tool_calls or None)
 
     # -- pieces -> events --------------------------------------------------------------------
+
+    @property
+    def holds_a_call(self) -> bool:
+        return self._hold is not None and self._hold.call_opened
+
+    def _begin_hold(self, piece: Piece) -> None:
+        """A call (or its section) opens inside a reasoning block: what follows is held until
+        the block's end, or the text's, says whether it was a call."""
+        out = self._out
+        if self._hold is not None or out.silent or piece.start < out.base:
+            return
+        self._hold = hold = _Hold(self, piece.start)
+        hold.raw.append(piece.text)
+        out.held_from = len(out.events)
+        self.lane = None
+        self.arguments_lane = None
+
+    def _release_hold(self, *, as_reasoning: int | None) -> None:
+        """End the hold: give what it held (``as_reasoning`` None), or, where the reasoning
+        block ended at ``as_reasoning``, go back to where the call began and make all the text
+        since, up to there, reasoning."""
+        hold, self._hold = self._hold, None
+        assert hold is not None
+        out = self._out
+        held = out.held_from or 0
+        out.held_from = None
+        if as_reasoning is None:
+            if out.strict and len(out.diagnostics) > hold.diagnostics_at:
+                first = out.diagnostics[hold.diagnostics_at]
+                raise ParseError(first.message, kind=first.kind, position=first.position)
+            return
+        text = "".join(hold.raw)
+        text = text[: as_reasoning - hold.start]  # (the closing tag's piece was kept too)
+        del out.events[held:]
+        del out.diagnostics[hold.diagnostics_at :]
+        del out.spans[hold.spans_at :]
+        out.open_span = hold.open_span
+        self.compact()
+        del self._content_blocks[hold.content_at :]
+        del self._reasoning_blocks[hold.reasoning_at :]
+        del self._calls[hold.calls_at :]
+        self._call = None
+        self._section_hold = None
+        self._section_state = None
+        self._stray_blank = []
+        self._resume_reasoning = self._resumed_empty = False
+        self._call_in_reasoning_reported = hold.reported
+        self._stray_reported = hold.stray_reported
+        self._tool_calls.stray_as_reasoning = False
+        self._as_written = None
+        self._in_reasoning = True
+        self._add_text(Piece("REASONING", text, hold.start), as_reasoning=True)
+        if not hold.reported:
+            self._call_in_reasoning_reported = True
+            out.diagnose(
+                "tool_call_in_reasoning", hold.start, "a tool call written inside a reasoning block that is closed after it; kept as reasoning"
+            )
 
     def _decide_leading(self, *, as_reasoning: bool) -> None:
         """Text read before it could be told apart is now known to be reasoning or content."""
@@ -701,6 +806,11 @@ class AssistantAssembler:
             self._decide_leading(as_reasoning=piece.kind in family.reasoning_close)
         if piece.delimiter:
             kind = piece.kind
+            if self._hold is not None and kind in family.reasoning_close:
+                # The reasoning block the call was written in ends here: it was text the
+                # model thought (as every peer reads a call inside a closed block).
+                self._release_hold(as_reasoning=piece.start)
+                call = None
             if call is not None:
                 if kind in family.call_close and kind in family.call_open:
                     # It ends one call and opens the next: it belongs to the next.
@@ -740,6 +850,8 @@ class AssistantAssembler:
                     self._reader.delimiter(call, piece)
                 return
             if kind in family.section_open:
+                if self._in_reasoning:
+                    self._begin_hold(piece)
                 self._section_hold = [piece]
                 if self._tool_calls.before_start is None:
                     self._tool_calls.before_start = _section_settler(self)
@@ -754,6 +866,9 @@ class AssistantAssembler:
                 self._section_state = None
             if kind in family.call_open:
                 if self._in_reasoning:
+                    self._begin_hold(piece)
+                    if self._hold is not None:
+                        self._hold.call_opened = True
                     self._in_reasoning = False
                     self._resume_reasoning = True
                     if not self._call_in_reasoning_reported:

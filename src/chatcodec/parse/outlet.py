@@ -36,8 +36,17 @@ class Outlet:
     # argument deltas are then let go as soon as the call ends.
     keep_events = True
 
+    # While set, the events from this index on are held back (a call inside a reasoning block,
+    # until the block's end says whether it was a call): ``take_events`` gives those before it.
+    held_from: int | None = None
+
     def take_events(self) -> list[Event]:
         events = self.events
+        held = self.held_from
+        if held is not None:
+            self.events = events[held:]
+            self.held_from = 0
+            return events[:held]
         self.events = []
         return events
 
@@ -51,7 +60,7 @@ class Outlet:
         # (A block the prompt opened is reported where the completion begins.)
         position = max(position - self.base, 0)
         diagnostic = Diagnostic(kind, position, message)
-        if self.strict:
+        if self.strict and self.held_from is None:
             raise ParseError(message, kind=kind, position=position)
         self.diagnostics.append(diagnostic)
         self.events.append(diagnostic)

@@ -268,6 +268,12 @@ class StreamParser:
         return self._assembler.state
 
     @property
+    def holds_a_call(self) -> bool:
+        """Is a call written inside a reasoning block being held until the block's end, or the
+        text's, says whether it was a call (its events come then)?"""
+        return self._settled() is None and self._assembler.holds_a_call
+
+    @property
     def diagnostics(self) -> list[Diagnostic]:
         read = self._settled()
         return self._assembler.diagnostics if read is None else read.diagnostics
