@@ -55,6 +55,8 @@ def test_reasoning_that_mentions_the_section_tag_is_not_cut_there() -> None:
     result = parse_both(DEEPSEEK, text, reasoning=True)
     assert result.message.reasoning_content == "I could write <｜tool▁calls▁begin｜> here, but no."
     assert result.message.content == "Answer." and result.finish_reason == "stop"
+    # (A section opener that opens no call is text, said so; no call was written in the block.)
+    assert [d.kind for d in result.diagnostics] == ["malformed_tool_call"]
 
 
 # Ollama trims the whitespace before a leading <think>; replies seen in the wild open with

@@ -808,9 +808,10 @@ class AssistantAssembler:
             kind = piece.kind
             if self._hold is not None and kind in family.reasoning_close:
                 # The reasoning block the call was written in ends here: it was text the
-                # model thought (as every peer reads a call inside a closed block).
-                self._release_hold(as_reasoning=piece.start)
-                call = None
+                # model thought (as every peer reads a call inside a closed block). A section
+                # opener that opened no call was read as text already: that reading stands.
+                self._release_hold(as_reasoning=piece.start if self._hold.call_opened else None)
+                call = self._call
             if call is not None:
                 if kind in family.call_close and kind in family.call_open:
                     # It ends one call and opens the next: it belongs to the next.
