@@ -556,13 +556,18 @@ class AssistantAssembler:
     def holds_a_call(self) -> bool:
         return self._hold is not None and self._hold.call_opened
 
-    def _begin_hold(self, piece: Piece) -> None:
-        """A call (or its section) opens inside a reasoning block: what follows is held until
-        the block's end, or the text's, says whether it was a call."""
+    def _begin_hold(self, piece: Piece, *, call: bool = False) -> None:
+        """A call (``call``) or its section opens inside a reasoning block: what follows is
+        held until the block's end, or the text's, says whether it was a call."""
         out = self._out
-        if self._hold is not None or out.silent or piece.start < out.base:
+        hold = self._hold
+        if hold is not None:
+            hold.call_opened = hold.call_opened or call
+            return
+        if out.silent or piece.start < out.base:
             return
         self._hold = hold = _Hold(self, piece.start)
+        hold.call_opened = call
         hold.raw.append(piece.text)
         out.held_from = len(out.events)
         self.lane = None
@@ -867,9 +872,7 @@ class AssistantAssembler:
                 self._section_state = None
             if kind in family.call_open:
                 if self._in_reasoning:
-                    self._begin_hold(piece)
-                    if self._hold is not None:
-                        self._hold.call_opened = True
+                    self._begin_hold(piece, call=True)
                     self._in_reasoning = False
                     self._resume_reasoning = True
                     if not self._call_in_reasoning_reported:

@@ -630,7 +630,7 @@ class XmlParametersReader(CallReader):
             state.setdefault("key_parts", []).append(piece.text)
         elif piece.kind == "PARAM_VALUE":
             if state.get("unopened"):
-                self._begin_value(call, state.pop("unopened"))
+                self._begin_unopened_value(call)
             if state.get("streaming"):
                 self._write(call, json.dumps(piece.text, ensure_ascii=False)[1:-1])
             state.setdefault("value_parts", []).append(piece.text)
@@ -672,23 +672,25 @@ class XmlParametersReader(CallReader):
             state.update(where="value", key=key)
             if piece.text in self.unopened_values:
                 # (Nothing is written until the value shows: the next name may follow instead.)
-                note = ("noncanonical", piece.start, f"tool call {call.index}: the value of {key!r} is written with no opening tag")
-                state["unopened"] = (piece.text, note)
+                state["unopened"] = piece
                 return
             self._begin_value(call, piece.text)
         elif kind in ("PARAM_CLOSE", "CDATA_CLOSE") and where == "value":
             if state.get("unopened"):
-                self._begin_value(call, state.pop("unopened"))
+                self._begin_unopened_value(call)
             self._param_done(call)
 
-    def _begin_value(self, call: ToolCallBlock, name_end: str | tuple[str, tuple[str, int, str]]) -> None:
-        """A parameter's value begins, after its name's end ``name_end`` (or, for a value whose
-        opening tag was left out, that spelling and the diagnostic it gets)."""
+    def _begin_unopened_value(self, call: ToolCallBlock) -> None:
+        """The value after a name's end that left out the value's opening tag shows: it begins."""
+        name_end: Piece = call.state.pop("unopened")
+        key = call.state["key"]
+        self.calls.diagnose("noncanonical", name_end.start, f"tool call {call.index}: the value of {key!r} is written with no opening tag")
+        self._begin_value(call, name_end.text)
+
+    def _begin_value(self, call: ToolCallBlock, name_end: str) -> None:
+        """A parameter's value begins, after its name's end spelled ``name_end``."""
         state = call.state
         key = state["key"]
-        if isinstance(name_end, tuple):
-            name_end, note = name_end
-            self.calls.diagnose(*note)
         declared = self.typed_by.get(name_end.strip("\n"))
         # The tool's schema says what the value is; without one, the model's own word
         # (DeepSeek's string="true") does.
