@@ -199,6 +199,9 @@ _MATCHERS = {
     "two leads": (["[TOOL_CALLS]", "</s>", " [ARGS]"], ["<|im_end|>"]),
     # Spellings found only after whitespace: their bare form alone is a false start.
     "fences": (["\n```json\n", "\n```<|end|>", "</think>"], ["<｜tool▁sep｜>"]),
+    # One lead, and spellings found only after whitespace: the lead's own regex finds each
+    # bare form, and only the whitespace before it is looked at.
+    "one lead, fences": (["\n```json\n", "\n```<|end|>"], ["\n\n```"]),
     # A spelling of one lead holding one of another (DeepSeek V3's closing fence).
     "nested": (["\n```<｜tool▁call▁end｜>", "```<｜tool▁call▁end｜>", "<｜tool▁call▁end｜>"], ["<think>"]),
 }
@@ -225,13 +228,14 @@ def test_the_matchers_fast_find_is_the_regex_search(name: str, data: st.DataObje
     assert (fast and fast.span()) == (slow and slow.span())
 
 
+@pytest.mark.parametrize("name", ["fences", "one lead, fences"])
 @pytest.mark.parametrize("repeats", [3, 6, 12, 40])
-def test_the_fast_find_past_many_false_starts(repeats: int) -> None:
+def test_the_fast_find_past_many_false_starts(name: str, repeats: int) -> None:
     # A backtick is a false start here, and so is a fence written without the newline its
-    # spelling needs: past a couple of each kind the search changes strategy twice.
+    # spelling needs: past a couple of each kind the search changes strategy.
     from chatcodec.parse.lexer import DelimiterMatcher
 
-    accepted, others = _MATCHERS["fences"]
+    accepted, others = _MATCHERS[name]
     matcher = DelimiterMatcher({s: f"T{i}" for i, s in enumerate(accepted)}, {s: f"O{i}" for i, s in enumerate(others)})
     for tail in ("</think>", "\n```json\n", "no delimiter"):
         text = "x" * 70 + "x```json\n" * repeats + tail

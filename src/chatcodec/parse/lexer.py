@@ -217,6 +217,24 @@ class DelimiterMatcher:
             return self._regex.search(text, pos, end)
         tried = pos  # every start before this was tried
         misses = 0
+        if len(leads) == 1:
+            # One lead: its own regex begins with a literal, so the engine scans for it in C
+            # and tries the spellings at each one it meets (false starts, "a < b", cost no
+            # Python call); only the whitespace a spelling may begin with is looked at here.
+            search = self._lead_searches[0]
+            while True:
+                bare = search(text, tried, end)
+                if bare is None:
+                    return None
+                at = bare.start()
+                hit = self._match_before(text, tried, at, end)
+                if hit is not None:
+                    return hit
+                tried = at + 1
+                misses += 1
+                if misses >= MAX_MISSES:
+                    # Spellings written without the whitespace they need, many of them.
+                    return self._regex.search(text, tried, end)
         seconds = self._seconds
         while True:
             # The first of the leads: each one is looked for only before the best so far, so
