@@ -279,6 +279,32 @@ def test_a_kimi_call_left_unclosed_ends_where_the_next_one_opens(template: str, 
     assert result.finish_reason == finish
 
 
+# The same slip before the section's closing tag: the section's end ends the call, which is
+# read (malformed_tool_call, as above), and the turn ends with its calls, not cut short.
+@pytest.mark.parametrize(
+    ("template", "text"),
+    [
+        (
+            "Moonshot-Kimi-K2-Instruct",
+            "ok<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>"
+            '{"a": 1}<|tool_call_end|><|tool_call_begin|>functions.g:1<|tool_call_argument_begin|>{"b": 2}'
+            "<|tool_calls_section_end|>",
+        ),
+        (
+            "DeepSeek-V3.1",
+            'ok<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{"a": 1}<｜tool▁call▁end｜>'
+            '<｜tool▁call▁begin｜>g<｜tool▁sep｜>{"b": 2}<｜tool▁calls▁end｜>',
+        ),
+    ],
+)
+def test_a_call_left_unclosed_ends_where_its_section_closes(template: str, text: str) -> None:
+    result = parse_both(template, text, reasoning=False)
+    assert result.message.content == "ok"
+    assert calls(result) == [("f", {"a": 1}), ("g", {"b": 2})]
+    assert [d.kind for d in result.diagnostics] == ["malformed_tool_call"]
+    assert result.finish_reason == "tool_calls"
+
+
 # llama.cpp test-chat.cpp (Command A: "cmd3-citations_no_tool_calls"; Command R7B), vLLM's
 # CohereCommand4 reasoning cases. A server strips <|END_OF_TURN_TOKEN|> (the end-of-sequence
 # token) and leaves <|END_RESPONSE|>, which ends the answer on its own.
