@@ -117,6 +117,36 @@ def test_reasoning_resumes_after_a_call_inside_it(codec_name: str) -> None:
     assert [d.kind for d in unclosed.diagnostics] == ["tool_call_in_reasoning"] and unclosed.finish_reason == "length"
 
 
+# SGLang test_reasoning_parser_apertus_cohere.py (test_bare_tools_prefix_without_bracket_is_reasoning):
+# a call's opening tag the reasoning mentions, with no call after it, and the block closed
+# inside what would be the call. The closing tag ends the block (the call was never one) and
+# the answer after it is the answer, where it was read as more of the call, cut short.
+@pytest.mark.parametrize(
+    ("template", "text", "reasoning"),
+    [
+        ("qwen3", "<think>I could write <tool_call> here, but no.</think>Answer.", "I could write <tool_call> here, but no."),
+        ("qwen3", '<think>I could write <tool_call>{"name": "x"} here</think>Answer.', 'I could write <tool_call>{"name": "x"} here'),
+        ("ZhipuAI-GLM-4.6", "<think>before <tool_call> after</think>Answer.", "before <tool_call> after"),
+        ("SwissAI-Apertus-8B-Instruct", "<|inner_prefix|>before <|tools_prefix|> after<|inner_suffix|>Answer.", "before <|tools_prefix|> after"),
+    ],
+)
+def test_a_call_opened_in_reasoning_ends_where_the_block_does(template: str, text: str, reasoning: str) -> None:
+    if template == "qwen3":
+        codec = QWEN3
+    else:
+        path = CORPUS / f"{template}.jinja"
+        codec = chatcodec.load(path, special_tokens=special_tokens(path))
+    result = parse_both(codec, text)
+    assert (result.message.reasoning_content, result.message.content) == (reasoning, "Answer.")
+    assert not result.message.tool_calls
+    assert [d.kind for d in result.diagnostics] == ["tool_call_in_reasoning"] and result.finish_reason == "stop"
+    # A closing tag inside one of the call's JSON strings is the call's text: the call ends
+    # at its own closing tag, and the block after it.
+    quoted = '<think>a <tool_call>{"name": "f", "arguments": {"q": "</think>"}}</tool_call> b</think>Answer.'
+    result = parse_both(QWEN3, quoted)
+    assert result.message.reasoning_content == quoted[len("<think>") : quoted.rindex("</think>")]
+
+
 def test_a_call_that_ends_the_text_inside_reasoning_is_a_finished_call() -> None:
     result = parse_both(QWEN3, 'plan\n<tool_call>\n{"name": "f", "arguments": {}}\n</tool_call>', reasoning=True)
     assert result.finish_reason == "tool_calls" and result.message.reasoning_content == "plan"

@@ -95,6 +95,23 @@ class Engine:
     closed = False
     # Given, it takes the pieces of a long text in batches while the text is read.
     sink: Callable[[list[Piece]], None] | None = None
+    # Reasoning blocks and the calls written in them (see ``watch_reasoning``): the terminals
+    # that open and close a block, open and close a call; whether a block is open; the parser
+    # before the opening of a call written in one, until the call closes.
+    _watched: tuple[frozenset[str], frozenset[str], frozenset[str], frozenset[str]] | None = None
+    _in_reasoning = False
+    _before_call: tuple[int, ...] | None = None
+
+    def watch_reasoning(
+        self, opens: frozenset[str], closes: frozenset[str], call_opens: frozenset[str], call_closes: frozenset[str]
+    ) -> None:
+        """Read a reasoning block's closing tag written inside a call the block holds as the
+        block's end: the call was never one (its text is the block's, as the assembler reads
+        a call inside a block closed after it), where the grammar would have it as text of
+        the call and read the answer after it as more of the call (``<think>I could write
+        <tool_call> here.</think>Answer.``)."""
+        if opens and closes and call_opens:
+            self._watched = (opens, closes, call_opens, call_closes)
 
     @property
     def position(self) -> int:
@@ -270,6 +287,13 @@ class Engine:
                 pos = found
                 break
             if found.stray or not self._valid_here(found.terminal):
+                if self._before_call is not None and self._block_ends_in_call(found.terminal):
+                    if found.start > pos:
+                        self._text(out, buffer[pos : found.start], pos)
+                    self.run = None
+                    self.json_body = None
+                    pos = self._delimiter(out, buffer, found)
+                    continue
                 if found.start > pos:
                     self._text(out, buffer[pos : found.start], pos)
                 piece = self._text(out, buffer[found.start : found.end], found.start)
@@ -335,9 +359,38 @@ class Engine:
 
     def _delimiter(self, out: list[Piece], buffer: str, found: Found) -> int:
         text = buffer[found.start : found.end]
+        if self._watched is not None:
+            self._watch(found.terminal)
         self._step(found.terminal)
         out.append(Piece(found.terminal, text, self.offset + found.start, delimiter=True, run_start=True))
         return found.end
+
+    def _watch(self, terminal: str) -> None:
+        """Follow reasoning blocks and the calls opened in them (see ``watch_reasoning``)."""
+        opens, closes, call_opens, call_closes = self._watched  # type: ignore[misc]
+        if terminal in call_opens:
+            if self._in_reasoning and self._before_call is None:
+                self._before_call = self._stack
+        elif terminal in call_closes:
+            self._before_call = None
+        elif terminal in opens:
+            self._in_reasoning = True
+        elif terminal in closes:
+            self._in_reasoning = False
+            self._before_call = None
+
+    def _block_ends_in_call(self, terminal: str) -> bool:
+        """Is ``terminal``, found inside a call opened in a reasoning block, the block's end?
+        Then the parser goes back to before the call's opening (its text is the block's), where
+        the grammar takes the closing tag."""
+        if terminal not in self._watched[1]:  # type: ignore[index]
+            return False
+        here, self._stack = self._stack, self._before_call  # type: ignore[assignment]
+        if self._valid_here(terminal):
+            self._before_call = None
+            return True
+        self._stack = here
+        return False
 
     def _valid_here(self, terminal: str) -> bool:
         """Is a delimiter the state offers really valid after everything before it?
