@@ -801,6 +801,7 @@ def test_the_python_work_for_a_long_prefill_does_not_grow_with_it() -> None:
         (lambda codec: codec.parse_detailed(b"<think>"), "the completion must be a str, not bytes"),
         (lambda codec: codec.parse("hi", prompt=5), "prompt must be a str, not int"),
         (lambda codec: codec.stream(prefill=b"<think>"), "prefill must be a str, not bytes"),
+        (lambda codec: codec.prompt_state(None), "the prompt must be a str, not NoneType"),
         (lambda codec: codec.stream().feed(None), "feed() takes a str, not NoneType"),
         (lambda codec: codec.stream().feed(b"hello"), "feed() takes a str, not bytes"),
     ],

@@ -163,6 +163,8 @@ class Codec:
         """Where ``prompt`` leaves the assistant's turn, which is where a completion's parse
         starts: in content, inside reasoning (the prompt opened ``<think>``), or inside a tool
         call (with its name and the arguments written so far), after the prefill it holds."""
+        if not isinstance(prompt, str):
+            raise TypeError(f"the prompt must be a str, not {type(prompt).__name__}")
         return prompt_state(self.format, prompt)
 
     def parse_detailed(
