@@ -2174,3 +2174,127 @@ def test_whitespace_before_a_calls_body_says_nothing_of_its_shape(template: str,
     result = parse_both(template, text, tools=TOOLS)
     assert calls(result) == [("get_weather", {"city": 3})]
     assert [d.kind for d in result.diagnostics] == kinds
+
+
+# vLLM tests/tool_parsers/test_deepseekv4_tool_parser.py (test_function_calls_block_is_not_accepted):
+# V4's template opens its calls with ``tool_calls``, V3.2's with ``function_calls``. Each reads
+# the other's section (a model fine-tuned across the two writes either), and says it is not its own.
+@pytest.mark.parametrize(("template", "own", "other"), [("DeepSeek-V4", "tool_calls", "function_calls"), ("DeepSeek-V3.2-llamacpp", "function_calls", "tool_calls")])
+def test_dsml_reads_the_other_versions_section_as_noncanonical(template: str, own: str, other: str) -> None:
+    section = (
+        '<｜DSML｜{0}>\n<｜DSML｜invoke name="search">\n<｜DSML｜parameter name="query" string="true">vllm'
+        "</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜{0}>"
+    )
+    for name, diagnostics in ((own, []), (other, [("noncanonical", 0)])):
+        result = parse_both(template, section.format(name), reasoning=False)
+        assert calls(result) == [("search", {"query": "vllm"})]
+        assert [(d.kind, d.position) for d in result.diagnostics] == diagnostics
+
+
+# SGLang test_reasoning_parser_apertus_cohere.py (TestCohereCommand4DetectAndParse,
+# test_reasoning_false_text_only): after a prompt that opened the thinking block, the model
+# skips it and opens its answer with its tag. The tag ends the block, as Kimi K3's and Granite
+# 3.3's do (noncanonical), where the answer was read as reasoning.
+@pytest.mark.parametrize(
+    ("template", "answer_tag"),
+    [("Cohere-North-Mini-Code-Cohere2MoE", "<|START_TEXT|>"), ("Cohere-command-a-reasoning-08-2025", "<|START_RESPONSE|>")],
+)
+def test_cohere_answer_tag_ends_a_thinking_block_the_prompt_opened(template: str, answer_tag: str) -> None:
+    result = parse_both(template, answer_tag + "answer", reasoning=True)
+    assert (result.message.reasoning_content, result.message.content) == (None, "answer")
+    assert [(d.kind, d.position) for d in result.diagnostics] == [("noncanonical", 0)]
+    assert result.finish_reason == "stop"
+
+
+# SGLang test_reasoning_parser.py (TestGptOssDetector: analysis then final, normal only) and
+# test_harmony_parser.py: a message header with its role left out, ``<|start|><|channel|>…``,
+# where the prompt wrote ``<|start|>assistant``.
+@pytest.mark.parametrize("template", GPT_OSS)
+def test_gpt_oss_header_without_its_role(template: str) -> None:
+    prompt = codec_for(template).render([{"role": "user", "content": "hi"}], add_generation_prompt=True)
+    text = "<|start|><|channel|>analysis<|message|>thinking hard<|end|><|channel|>final<|message|>the answer<|end|>"
+    result = parse_both(template, text, prompt=prompt)
+    assert (result.message.reasoning_content, result.message.content) == ("thinking hard", "the answer")
+    result = parse_both(template, "<|start|><|channel|>final<|message|>just the answer<|return|>", prompt=prompt)
+    assert (result.message.reasoning_content, result.message.content) == (None, "just the answer")
+    assert not result.diagnostics and result.finish_reason == "stop"
+
+
+# SGLang test_harmony_parser.py (TestIntegrationScenarios.test_built_in_tool_call): a call to
+# one of gpt-oss's built-in tools, on the analysis channel, named by its whole recipient.
+@pytest.mark.parametrize("template", GPT_OSS)
+def test_gpt_oss_built_in_tool_call(template: str) -> None:
+    prompt = codec_for(template).render([{"role": "user", "content": "hi"}], add_generation_prompt=True)
+    text = '<|channel|>analysis to=browser.search<|message|>{"query": "SGLang"}<|call|>'
+    result = parse_both(template, text, prompt=prompt)
+    assert calls(result) == [("browser.search", {"query": "SGLang"})]
+    assert not result.message.content and not result.diagnostics and result.finish_reason == "tool_calls"
+    # (Told which tools there are, a call to one not among them is text, as any other.)
+    result = parse_both(template, text, prompt=prompt, tools=TOOLS)
+    assert result.message.content == text and [d.kind for d in result.diagnostics] == ["unknown_tool"]
+
+
+# vLLM tests/tool_parsers/test_qwen3_xml_coder_shared.py (test_double_encoded_object_param_*):
+# a parameter the schema types as an object, written as a JSON string of the object's Python
+# text. The object is the value; a string that holds none stays the string.
+@pytest.mark.parametrize(
+    ("written", "value"),
+    [
+        ("\"{'key': 'value', 'n': 1}\"", {"key": "value", "n": 1}),
+        ('"{\\"key\\": [1, 2]}"', {"key": [1, 2]}),
+        ('"not an object"', "not an object"),
+    ],
+)
+def test_qwen3_coder_object_written_as_a_string_of_it(written: str, value: Any) -> None:
+    tools = [
+        {
+            "type": "function",
+            "function": {"name": "process", "parameters": {"type": "object", "properties": {"data": {"type": "object"}}}},
+        }
+    ]
+    text = f"<tool_call>\n<function=process>\n<parameter=data>\n{written}\n</parameter>\n</function>\n</tool_call>"
+    result = parse_both("Qwen-Qwen3-Coder", text, tools=tools)
+    assert calls(result) == [("process", {"data": value})]
+
+
+# SGLang test_gemma4_detector_string_delimiters.py (test_omitted_opening_delimiter_in_nested_object,
+# _in_array): a string whose opening <|"|> is left out inside a nested object or list is read
+# as at the top level (noncanonical), where it ran on and took the members after it.
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        ('{filters:{city:Tokyo<|"|>},query:<|"|>x<|"|>}', {"filters": {"city": "Tokyo"}, "query": "x"}),
+        ('{filters:{tags:[<|"|>a<|"|>,b<|"|>]},query:<|"|>x<|"|>}', {"filters": {"tags": ["a", "b"]}, "query": "x"}),
+    ],
+)
+def test_gemma_nested_string_with_its_opening_quote_left_out(arguments: str, expected: dict[str, Any]) -> None:
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "web_search",
+                "parameters": {"type": "object", "properties": {"query": {"type": "string"}, "filters": {"type": "object"}}},
+            },
+        }
+    ]
+    result = parse_both("Google-gemma-4-31B-it", f"<|tool_call>call:web_search{arguments}<tool_call|>", tools=tools)
+    assert calls(result) == [("web_search", expected)]
+    assert [(d.kind, d.position) for d in result.diagnostics] == [("noncanonical", 0)]
+
+
+# vLLM tests/reasoning/test_gemma4_reasoning_parser.py (reasoning, multiple_lines,
+# thought_prefix_diverge): Gemma 4's channel token with the channel's name left out opens the
+# thought channel, where it was content.
+@pytest.mark.parametrize(
+    ("text", "reasoning", "content"),
+    [
+        ("<|channel>This is a reasoning section<channel|>This is the rest", "This is a reasoning section", "This is the rest"),
+        ("<|channel>This\nThat<channel|>This is the rest\nThat", "This\nThat", "This is the rest\nThat"),
+        ("<|channel>thousand reasons<channel|>Done", "thousand reasons", "Done"),
+        ("<|channel>thought\nplan<channel|>Done", "plan", "Done"),
+    ],
+)
+def test_gemma_channel_token_without_its_name(text: str, reasoning: str, content: str) -> None:
+    result = parse_both("Google-gemma-4-31B-it", text)
+    assert (result.message.reasoning_content, result.message.content) == (reasoning, content)
+    assert not result.diagnostics and result.finish_reason == "stop"

@@ -295,11 +295,12 @@ def compose(
         if calls is not None:
             rules.append(f"          | {lead_part}{open_before}open_reasoning calls{resumed}{end}")
         rules.append(f"          | {lead_part}{open_before}open_reasoning{end}")
-        if answer_close and not messages:
+        if answer_open and not messages:
             # The answer's opening tag written while the block is open (the prompt opened it,
             # the model skips it or leaves out its closing tag: Kimi K3, Granite 3.3's
-            # <response>): it ends the reasoning.
-            rules.append(f"          | {lead_part}open_reasoning {answer_open} CONTENT? {answer_close}?{calls_part}{end}")
+            # <response>, Command's <|START_TEXT|>): it ends the reasoning.
+            closing = f" {answer_close}?" if answer_close else ""
+            rules.append(f"          | {lead_part}open_reasoning {answer_open} CONTENT?{closing}{calls_part}{end}")
         if unprompted:
             # Without a prompt nothing says whether the output opens inside a reasoning block
             # (the prompt of a thinking model ends with the opening tag). LEADING text is held

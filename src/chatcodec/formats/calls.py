@@ -448,6 +448,10 @@ HARMONY = CallSyntax(
                 "<|channel|>analysis to=functions.",
                 "<|start|>assistant to=functions.",
                 "<|start|>assistant<|channel|>commentary to=functions.",
+                # The built-in tools' calls (``to=browser.search``, ``to=python``), on the
+                # analysis channel as the model writes them: the name is the whole recipient.
+                "<|channel|>analysis to=",
+                "<|channel|>commentary to=",
             ),
         ),
         (

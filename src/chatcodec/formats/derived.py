@@ -368,7 +368,7 @@ def find_call_syntax(
                     name, framing, reasoning, syntax, both, expected_both, first_only=True
                 ):
                     continue
-            return syntax, None
+            return _sections_as_written(syntax, one), None
         cut = one.find("v1")
         snippet = one[: cut + 10] if cut >= 0 else one[:80]
         return None, f"the template writes calls in a syntax chatcodec does not read yet: {snippet!r}"
@@ -393,6 +393,17 @@ def find_call_syntax(
         # models trained on Hermes-style calls.
         return HERMES, None
     return None, "the template renders no tool calls"
+
+
+def _sections_as_written(syntax: CallSyntax, rendered: str) -> CallSyntax:
+    """``syntax`` with the section openers the template does not write read as noncanonical,
+    where it reads several (DeepSeek V3.2 opens its calls with ``function_calls``, V4 with
+    ``tool_calls``: each model's output in the other's is read, and said to be so)."""
+    openers = {spelling.strip() for spelling in dict(syntax.spellings).get("CALLS_BEGIN", ())}
+    others = tuple(sorted(opener for opener in openers if opener not in rendered))
+    if len(others) == len(openers) or not others:
+        return syntax
+    return replace(syntax, noncanonical=syntax.noncanonical + others)
 
 
 def _named_by_markers(source: str) -> CallSyntax | None:

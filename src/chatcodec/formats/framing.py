@@ -117,6 +117,7 @@ ANSWER_OPEN_VARIANTS: dict[str, tuple[str, ...]] = {
         "<|channel|>final <|constrain|>json<|message|>",
         "<|channel|>final<|constrain|>json<|message|>",
         "<|channel|>commentary to=assistant<|channel|>final<|message|>",
+        "<|start|><|channel|>final<|message|>",
     ),
 }
 

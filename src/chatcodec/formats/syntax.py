@@ -104,7 +104,14 @@ KNOWN_REASONING_TAGS: tuple[tuple[str, str], ...] = (
 # header it then supersedes (llama.cpp's "commentary to=assistant before reasoning" case), the
 # next ``<|channel|>`` being the one that counts.
 OPENING_VARIANTS: dict[str, tuple[str, ...]] = {
-    "<|channel|>analysis<|message|>": ("<|channel|>commentary to=assistant<|channel|>analysis<|message|>",),
+    # Gemma 4's channel token with its name left out (vLLM's tests read it so): the token only
+    # ever opens a channel, and the thought channel is the one a model's answer has.
+    "<|channel>thought": ("<|channel>",),
+    "<|channel|>analysis<|message|>": (
+        "<|channel|>commentary to=assistant<|channel|>analysis<|message|>",
+        # A message's header with its role left out (the prompt wrote ``<|start|>assistant``).
+        "<|start|><|channel|>analysis<|message|>",
+    ),
 }
 
 # Tags around the visible answer, after the reasoning, that a system prompt may ask for.

@@ -493,11 +493,26 @@ def convert_value(text: str, schema: dict[str, Any] | None) -> Any:
             value = _loosely(stripped, types)
         if value is None and stripped not in ("None", "null"):
             return text
+    if isinstance(value, str) and types & {"object", "array"} and not _matches(value, types):
+        # An object or a list written as a JSON string of its text (a template that wrote
+        # ``str(value)`` taught the model so: ``"{'key': 'value'}"``): the text in the string.
+        value = _decoded_again(value, types)
     if types and not _matches(value, types) and "string" in types:
         return text
     if isinstance(value, (float, list, dict)) and dumps_finite(value) is None:
         return text  # 1e999 is no number JSON can write back: the text stays as written
     return value
+
+
+def _decoded_again(value: str, types: set[str]) -> Any:
+    """The object or list a string holds as JSON or as a Python literal, if the schema asks for
+    one; else the string."""
+    inner = value.strip()
+    try:
+        decoded = loads_json(inner)
+    except (ValueError, RecursionError):
+        decoded = _python_literal(inner)
+    return decoded if isinstance(decoded, (dict, list)) and _matches(decoded, types) else value
 
 
 _DECIMAL = re.compile(r"[+-]?\d+")
@@ -1666,6 +1681,21 @@ class GemmaReader(CallReader):
                         )
                     pos = i = i + len(self.QUOTE)
                     continue
+                if state["depth"] > 0:
+                    # The same inside a nested object or list (``{city:Tokyo<|"|>}``,
+                    # ``[<|"|>a<|"|>,b<|"|>]``): the prose since the member's colon, or the
+                    # item's comma, is the string.
+                    cut = max(before.rfind(mark) for mark in ":,[{") + 1
+                    word = before[cut:].lstrip()
+                    if cut > 0 and word and not word.startswith(self.QUOTE):
+                        state["part"] = [before[: len(before) - len(word)] + self.QUOTE + word + self.QUOTE]
+                        if not state.get("unopened"):
+                            state["unopened"] = True
+                            self.calls.diagnose(
+                                "noncanonical", call.start, f"tool call {call.index}: a string's opening {self.QUOTE} is left out"
+                            )
+                        pos = i = i + len(self.QUOTE)
+                        continue
                 state["quoted"] = True
                 i += len(self.QUOTE)
                 continue
