@@ -1966,14 +1966,14 @@ def test_a_schema_that_types_a_value_by_its_values_types_it(template: str, schem
     assert calls(result) == [("f", {"e": value})]
 
 
-# SGLang test_gemma4_string_delimiters.py: a string's opening <|"|> left out inside a nested
-# value runs the quoting out of step, and the arguments' closing brace is read inside a string.
-# The call is malformed, and its arguments stay JSON: the value is the text the model wrote.
+# SGLang test_gemma4_string_delimiters.py: quoting that runs out of step inside a nested value
+# (a quote after a key in a list, no string of its own), so that the arguments' closing brace is
+# read inside a string. The call is malformed, and its arguments stay JSON: the value is the
+# text the model wrote. (A nested string whose opening quote is left out is read: see
+# ``test_gemma_nested_string_with_its_opening_quote_left_out``.)
 @pytest.mark.parametrize(
     ("body", "arguments"),
     [
-        ('{filters:{city:Tokyo<|"|>},query:<|"|>x<|"|>}', {"filters": '{city:Tokyo<|"|>},query:<|"|>x<|"|>'}),
-        ('{q:[<|"|>a<|"|>,b<|"|>]}', {"q": '[<|"|>a<|"|>,b<|"|>]'}),
         ('{query:[ k:<|"|>1]]}', {"query": '[ k:<|"|>1]]'}),
     ],
 )
