@@ -1636,6 +1636,22 @@ class GemmaReader(CallReader):
         # The text ends inside what may still be a key: wait, unless it is too long for one.
         return None if match.end() - start < _COMMA_LOOKAHEAD else True
 
+    def _unopened_string(self, before: str, depth: int) -> str | None:
+        """``before``, the value's text up to a quote, with the string that quote closes
+        opened, where the string's opening quote was left out; None where the quote opens one.
+        At the top level the whole value is the string; inside a nested object or list
+        (``{city:Tokyo<|"|>}``, ``[<|"|>a<|"|>,b<|"|>]``), the prose since the member's colon or
+        the item's comma."""
+        if depth == 0:
+            if before.strip() and before.lstrip()[0] not in "{[":
+                return self.QUOTE + before + self.QUOTE
+            return None
+        cut = max(before.rfind(mark) for mark in ":,[{") + 1
+        word = before[cut:].lstrip()
+        if cut == 0 or not word or word.startswith(self.QUOTE):
+            return None
+        return before[: len(before) - len(word)] + self.QUOTE + word + self.QUOTE
+
     def _atom(self, call: ToolCallBlock, text: str, pos: int, final: bool) -> int:
         """Read a bare value (a number, a literal, a nested object or list) up to the comma or
         brace that ends it; -1 when the text ends first."""
@@ -1670,10 +1686,11 @@ class GemmaReader(CallReader):
                 continue
             if text.startswith(self.QUOTE, i):
                 before = "".join(state["part"]) + text[pos:i]
-                if state["depth"] == 0 and before.strip() and before.lstrip()[0] not in "{[":
+                unopened = self._unopened_string(before, state["depth"])
+                if unopened is not None:
                     # ``query:weather in Tokyo<|"|>``: the string's opening quote is left out
-                    # (Gemma 4 writes this); the text before the quote is the string.
-                    state["part"] = [self.QUOTE + before + self.QUOTE]
+                    # (Gemma 4 writes this), at the top level or in a nested value.
+                    state["part"] = [unopened]
                     if not state.get("unopened"):
                         state["unopened"] = True
                         self.calls.diagnose(
@@ -1681,21 +1698,6 @@ class GemmaReader(CallReader):
                         )
                     pos = i = i + len(self.QUOTE)
                     continue
-                if state["depth"] > 0:
-                    # The same inside a nested object or list (``{city:Tokyo<|"|>}``,
-                    # ``[<|"|>a<|"|>,b<|"|>]``): the prose since the member's colon, or the
-                    # item's comma, is the string.
-                    cut = max(before.rfind(mark) for mark in ":,[{") + 1
-                    word = before[cut:].lstrip()
-                    if cut > 0 and word and not word.startswith(self.QUOTE):
-                        state["part"] = [before[: len(before) - len(word)] + self.QUOTE + word + self.QUOTE]
-                        if not state.get("unopened"):
-                            state["unopened"] = True
-                            self.calls.diagnose(
-                                "noncanonical", call.start, f"tool call {call.index}: a string's opening {self.QUOTE} is left out"
-                            )
-                        pos = i = i + len(self.QUOTE)
-                        continue
                 state["quoted"] = True
                 i += len(self.QUOTE)
                 continue
