@@ -217,35 +217,27 @@ class DelimiterMatcher:
             return self._regex.search(text, pos, end)
         tried = pos  # every start before this was tried
         misses = 0
-        if len(leads) == 1:
-            # One lead: its own regex begins with a literal, so the engine scans for it in C
-            # and tries the spellings at each one it meets (false starts, "a < b", cost no
-            # Python call); only the whitespace a spelling may begin with is looked at here.
-            search = self._lead_searches[0]
-            while True:
-                bare = search(text, tried, end)
+        # One lead: its own regex begins with a literal, so the engine scans for it in C and
+        # tries the spellings at each one it meets (false starts, "a < b", cost no Python
+        # call); only the whitespace a spelling may begin with is looked at here.
+        single = self._lead_searches[0] if len(leads) == 1 else None
+        seconds = None if single is not None else self._seconds
+        while True:
+            if single is not None:
+                bare = single(text, tried, end)
                 if bare is None:
                     return None
                 at = bare.start()
-                hit = self._match_before(text, tried, at, end)
-                if hit is not None:
-                    return hit
-                tried = at + 1
-                misses += 1
-                if misses >= MAX_MISSES:
-                    # Spellings written without the whitespace they need, many of them.
-                    return self._regex.search(text, tried, end)
-        seconds = self._seconds
-        while True:
-            # The first of the leads: each one is looked for only before the best so far, so
-            # a lead the text holds late or never is not scanned for to the end each time.
-            at = end
-            for lead in leads:
-                found = text.find(lead, tried, at)
-                if found >= 0:
-                    at = found
-            if at == end:
-                return None
+            else:
+                # The first of the leads: each one is looked for only before the best so far,
+                # so a lead the text holds late or never is not scanned for to the end each time.
+                at = end
+                for lead in leads:
+                    found = text.find(lead, tried, at)
+                    if found >= 0:
+                        at = found
+                if at == end:
+                    return None
             # No spelling goes on from the lead with the character after it (nor fits before
             # ``end``, where the regex search stops): the lead is passed over without it.
             if seconds is None or text[at + 1 : at + 2] in seconds:
@@ -255,6 +247,9 @@ class DelimiterMatcher:
             tried = at + 1
             misses += 1
             if misses >= MAX_MISSES:
+                if single is not None:
+                    # Spellings written without the whitespace they need, many of them.
+                    return self._regex.search(text, tried, end)
                 # Text thick with those characters: let each lead's own regex find its next
                 # spelling.
                 return self._find_by_leads(text, tried, end)
