@@ -2191,6 +2191,36 @@ def test_dsml_reads_the_other_versions_section_as_noncanonical(template: str, ow
         assert [(d.kind, d.position) for d in result.diagnostics] == diagnostics
 
 
+# SGLang test_deepseekv32_strict_dsml.py (param_missing_string_attr_only): a parameter with
+# no ``string=`` attribute, as models trained on MiniMax's or Claude's tags write it. The tag
+# was half a delimiter and half content, and the call came out empty; it is read now, by the
+# tool's schema, and said to be noncanonical. (SGLang drops the whole section to content.)
+@pytest.mark.parametrize(("template", "section"), [("DeepSeek-V4", "tool_calls"), ("DeepSeek-V3.2-llamacpp", "function_calls")])
+def test_dsml_parameter_without_its_type_is_read_by_the_schema(template: str, section: str) -> None:
+    text = (
+        f'Sure.\n\n<｜DSML｜{section}>\n<｜DSML｜invoke name="get_weather">'
+        '<｜DSML｜parameter name="city">3</｜DSML｜parameter>'
+        '<｜DSML｜parameter name="days" string="false">3</｜DSML｜parameter></｜DSML｜invoke>\n'
+        f"</｜DSML｜{section}>"
+    )
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "get_weather",
+                "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}},
+            },
+        }
+    ]
+    result = parse_both(template, text, reasoning=False, tools=tools)
+    assert result.message.content == "Sure."
+    assert calls(result) == [("get_weather", {"city": "3", "days": 3})]
+    assert [(d.kind, d.position) for d in result.diagnostics] == [("noncanonical", text.index('">3'))]
+    assert result.finish_reason == "tool_calls"
+    # Without a schema, the value is read as the typed ones are where they say "false".
+    assert calls(parse_both(template, text, reasoning=False)) == [("get_weather", {"city": 3, "days": 3})]
+
+
 # SGLang test_reasoning_parser_apertus_cohere.py (TestCohereCommand4DetectAndParse,
 # test_reasoning_false_text_only): after a prompt that opened the thinking block, the model
 # skips it and opens its answer with its tag. The tag ends the block, as Kimi K3's and Granite

@@ -23,7 +23,7 @@ from chatcodec.resources import grammar_text
 _TERMINAL_NAME = re.compile(r"\b[A-Z][A-Z_]*\b")
 # Terminals a piece may use in an alternative of its own, which a syntax that does not spell
 # them goes without (an empty element that is a whole call: ``<invoke name="f"/>``).
-_OPTIONAL_TERMINALS = frozenset({"CALL_SELF_CLOSE"})
+_OPTIONAL_TERMINALS = frozenset({"CALL_SELF_CLOSE", "UNTYPED_NAME_END"})
 
 
 @dataclass(frozen=True)
@@ -500,6 +500,10 @@ def _xml(
     # (Spellings read with a ``noncanonical`` diagnostic; the other options are the reader's.)
     noncanonical = options.pop("noncanonical", ())
     assert isinstance(noncanonical, tuple)
+    # A parameter's name may also end as the function's does, leaving out the type its own end
+    # announces (DeepSeek's ``<｜DSML｜parameter name="city">`` with no ``string=``): read by
+    # the tool's schema, noncanonical. (Spelled as the name's end, it is that terminal.)
+    untyped = options.pop("untyped_parameters", False)
     pairs: list[tuple[str, Iterable[str]]] = [
         ("CALL_OPEN", call_open),
         ("PARAM_OPEN", param_open),
@@ -511,6 +515,8 @@ def _xml(
         pairs.insert(1, ("NAME_END", name_end))
     if calls_begin:
         pairs += [("CALLS_BEGIN", calls_begin), ("CALLS_END", calls_end)]
+    if untyped:
+        pairs.append(("UNTYPED_NAME_END", name_end))
     if self_close:
         pairs.append(("CALL_SELF_CLOSE", self_close))
         noncanonical += self_close
@@ -631,6 +637,7 @@ DSML = _invoke(
     gap="\n\n",  # the templates write the section after a blank line
     # The parameter's own flag says whether its value is a string or JSON.
     typed_by={'" string="true">': "string", '" string="false">': "json"},
+    untyped_parameters=True,
 )
 # The whitespace GLM-4.5 writes between its tags (a newline and an indent, or nothing), and
 # what models write there beside it (a blank line, a Windows line end).

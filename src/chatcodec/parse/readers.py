@@ -689,6 +689,9 @@ class XmlParametersReader(CallReader):
                 # (Nothing is written until the value shows: the next name may follow instead.)
                 state["unopened"] = piece
                 return
+            if self.typed_by and piece.text.strip("\n") not in self.typed_by:
+                # (DeepSeek's ``name="key">`` with no ``string=``: read by the tool's schema.)
+                self.calls.diagnose("noncanonical", piece.start, f"tool call {call.index}: the parameter {key!r} does not say its type")
             self._begin_value(call, piece.text)
         elif kind in ("PARAM_CLOSE", "CDATA_CLOSE") and where == "value":
             if state.get("unopened"):
