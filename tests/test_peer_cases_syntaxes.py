@@ -2191,6 +2191,20 @@ def test_dsml_reads_the_other_versions_section_as_noncanonical(template: str, ow
         assert [(d.kind, d.position) for d in result.diagnostics] == diagnostics
 
 
+# SGLang test_step3p5_detector.py (test_redundant_close_after_synthetic_wrapper_is_consumed):
+# Step 3.5 leaves out ``<tool_call>`` and may still write ``</tool_call>`` after ``</function>``,
+# with nothing, a newline, or a newline and an indent between them. The indented one was a
+# stray tag in the content.
+@pytest.mark.parametrize("gap", ["", "\n", "\n  "])
+def test_step3_5_closing_tag_after_the_function_closes_the_call(gap: str) -> None:
+    text = f"<function=bash><parameter=command>pwd</parameter></function>{gap}</tool_call>"
+    result = parse_both("StepFun-Step-3.5-Flash", text, reasoning=False)
+    assert calls(result) == [("bash", {"command": "pwd"})]
+    assert result.message.content is None
+    assert [d.kind for d in result.diagnostics] == ["noncanonical"]  # (no <tool_call>)
+    assert result.finish_reason == "tool_calls"
+
+
 # SGLang test_deepseekv32_strict_dsml.py (param_missing_string_attr_only): a parameter with
 # no ``string=`` attribute, as models trained on MiniMax's or Claude's tags write it. The tag
 # was half a delimiter and half content, and the call came out empty; it is read now, by the

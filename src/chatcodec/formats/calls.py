@@ -555,8 +555,10 @@ QWEN3_CODER = _xml(
     param_open=around("<parameter=", before="\n"),
     param_name_end=around(">", after="\n"),
     param_close=around("</parameter>", before="\n", after="\n"),
-    # A model may leave out ``</function>``: the call still ends with ``</tool_call>``.
+    # A model may leave out ``</function>``: the call still ends with ``</tool_call>``. (Step
+    # 3.5 indents a ``</tool_call>`` it writes after ``</function>``.)
     call_close=tuple(s + "</tool_call>" for s in ("", "\n", *around("</function>", before="\n", after="\n")))
+    + tuple(s + gap + "</tool_call>" for s in around("</function>", before="\n") for gap in ("\n  ", "\n\n"))
     + ("</function>", "\n</function>"),
     markers=("<function=", "<parameter="),
     noncanonical=("<function=",),
