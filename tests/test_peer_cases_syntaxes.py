@@ -2342,3 +2342,21 @@ def test_gemma_channel_token_without_its_name(text: str, reasoning: str, content
     result = parse_both("Google-gemma-4-31B-it", text)
     assert (result.message.reasoning_content, result.message.content) == (reasoning, content)
     assert not result.diagnostics and result.finish_reason == "stop"
+
+
+# vLLM tests/tool_parsers/test_gemma4_tool_parser.py and SGLang's harmony tests: a special token
+# that only begins a delimiter (Gemma's ``<|tool_call>`` of ``<|tool_call>call:``, gpt-oss's
+# ``<|channel|>`` and ``<|constrain|>``), written where the rest does not follow, is text as
+# before, but no longer silent: it is a stray delimiter, as a whole one would be.
+@pytest.mark.parametrize(
+    ("template", "text", "stray"),
+    [
+        ("Google-gemma-4-31B-it", "I will call <|tool_call>web_search now", ["<|tool_call>"]),
+        ("OpenAI-gpt-oss-120b", "<|channel|>final<|constrain|>xml<|message|>hi", ["<|channel|>", "<|constrain|>", "<|message|>"]),
+        ("Llama-3.1-8B-Instruct", "Hi <|start_header_id|>there", ["<|start_header_id|>"]),
+    ],
+)
+def test_a_special_token_that_only_begins_a_delimiter_is_stray(template: str, text: str, stray: list[str]) -> None:
+    result = parse_both(template, text)
+    assert result.message.content == text and not result.message.tool_calls
+    assert [(d.kind, d.position) for d in result.diagnostics] == [("stray_delimiter", text.index(token)) for token in stray]

@@ -110,6 +110,14 @@ class FamilyGrammar:
             spelling for spelling, terminal in self.spellings.items()
             if terminal == "END" and TOKEN_SHAPE.fullmatch(spelling.strip(" \t\n\r"))
         )
+        # A special token that begins a longer spelling and is no spelling of its own
+        # (Gemma's ``<|tool_call>`` of ``<|tool_call>call:``, gpt-oss's ``<|channel|>``): found
+        # where the rest does not follow, it is reported as stray as any rejected delimiter is.
+        self._token_heads: dict[str, str] = {}
+        for spelling, terminal in self.spellings.items():
+            head = TOKEN_SHAPE.match(spelling.lstrip(" \t\n\r"))
+            if head is not None and head.group() not in self.spellings and head.group() != spelling.strip(" \t\n\r"):
+                self._token_heads.setdefault(head.group(), terminal)
         self._states: dict[tuple[str, int], StateInfo] = {}
         self._literals: dict[str, str] = {}
         self._steppers: dict[str, LalrStepper] = {}
@@ -145,6 +153,7 @@ class FamilyGrammar:
             for s, t in self.spellings.items()
             if s not in accepted and _telling(s) and s[:1] not in " \n\t\r"
         }
+        others.update(self._token_heads)
         free = [t for t in actions if t.isupper() and t not in self.delimiters and not t.startswith("$")]
         if len(free) > 1:
             raise GrammarError(f"grammar {self.name!r}: a state accepts two kinds of free text: {sorted(free)}")
