@@ -2360,3 +2360,14 @@ def test_a_special_token_that_only_begins_a_delimiter_is_stray(template: str, te
     result = parse_both(template, text)
     assert result.message.content == text and not result.message.tool_calls
     assert [(d.kind, d.position) for d in result.diagnostics] == [("stray_delimiter", text.index(token)) for token in stray]
+
+
+# An opening tag inside text that the closing tag after it makes reasoning (no prompt said
+# the block was open: ``Intro<think>r</think>A``) is stray, as it is where the prompt opened
+# the block. It was read into the reasoning with no diagnostic.
+@pytest.mark.parametrize("template", ["StepFun-Step-3.5-Flash", "QwQ-32B", "Qwen3-4B-Thinking-2507", "llamacpp-deepseek-r1"])
+def test_an_opening_tag_inside_leading_reasoning_is_stray(template: str) -> None:
+    text = "Intro<think>r</think>A"
+    result = parse_both(template, text)
+    assert (result.message.reasoning_content, result.message.content) == ("Intro<think>r", "A")
+    assert [(d.kind, d.position) for d in result.diagnostics] == [("stray_delimiter", 5)]

@@ -625,6 +625,8 @@ class AssistantAssembler:
                 if cut >= len(piece.text):
                     continue
                 piece = Piece(piece.kind, piece.text[cut:], base, run_start=piece.run_start, json=piece.json)
+            elif piece.stray_delimiter is not None and not self._out.silent:
+                self._stray(piece)  # (``Intro<think>r</think>``: whichever the text becomes)
             self._add_text(piece, as_reasoning=as_reasoning)
 
     def _open_call(self, piece: Piece) -> None:
@@ -660,6 +662,12 @@ class AssistantAssembler:
         if self._in_reasoning and piece.text.strip():
             self._resumed_empty = False
         self._add_text(piece, as_reasoning=self._in_reasoning)
+
+    def _stray(self, piece: Piece) -> None:
+        """A delimiter the grammar does not take where it stands: text, said to be stray."""
+        self._out.diagnose(
+            "stray_delimiter", piece.start, f"{piece.text!r} ({piece.stray_delimiter}) is not allowed here; kept as text"
+        )
 
     def _add_text(self, piece: Piece, *, as_reasoning: bool) -> None:
         if as_reasoning:
@@ -910,11 +918,7 @@ class AssistantAssembler:
                 self._out.diagnose("noncanonical", piece.start, "a message begins before the last message's end")
             return
         if piece.stray_delimiter is not None and piece.kind in ("CONTENT", "REASONING"):
-            self._out.diagnose(
-                "stray_delimiter",
-                piece.start,
-                f"{piece.text!r} ({piece.stray_delimiter}) is not allowed here; kept as text",
-            )
+            self._stray(piece)
         if piece.kind == "REASONING":
             self._reasoning.append(piece.text)
             self._out.span("reasoning", piece.start, piece.end)
