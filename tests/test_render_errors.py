@@ -180,3 +180,33 @@ def test_arguments_that_are_not_json_render_as_the_text_they_are(family: str) ->
     codec = chatcodec.load(family)
     text = codec.render([USER, tool_call({"name": "get_weather", "arguments": "{city: Paris}"})])
     assert "{city: Paris}" in text
+
+
+# Spark 2.5's template raises unless a call's arguments are a mapping ("normalize JSON strings
+# before apply_chat_template"). A template that tests the arguments' form and raises for one
+# form is given the other: arguments as an OpenAI request carries them (JSON text) render, as
+# do the ones a parse gives back.
+@pytest.mark.parametrize(
+    ("test", "writes"),
+    [
+        ("is not mapping", "{{ args.items() | list }}"),
+        ("is string", "{{ args.items() | list }}"),
+        ("is not string", "{{ args }}"),
+        ("is mapping", "{{ args }}"),
+    ],
+)
+def test_arguments_are_given_in_the_form_a_template_does_not_refuse(tmp_path: Path, test: str, writes: str) -> None:
+    source = (
+        "{% for m in messages %}{% for c in m.tool_calls or [] %}"
+        f"{{% if c.function.arguments {test} %}}{{{{ raise_exception('wrong form') }}}}{{% endif %}}"
+        f"{{% set args = c.function.arguments %}}[{writes}]"
+        "{% endfor %}{% endfor %}"
+    )
+    path = tmp_path / "refuses.jinja"
+    path.write_text(source)
+    codec = chatcodec.load(path)
+    as_text = [tool_call({"name": "f", "arguments": '{"a": 1}'})]
+    as_dict = [tool_call({"name": "f", "arguments": {"a": 1}})]
+    rendered = codec.render(as_text)
+    assert rendered == codec.render(as_dict)
+    assert rendered == ("[[('a', 1)]]" if "items" in writes else '[{"a": 1}]')

@@ -160,7 +160,10 @@ def template_needs(source: str) -> TemplateNeeds:
     tree = environment().parse(source)
     form: ArgumentForm = "dict"
     tests = [node for node in tree.find_all(jinja2.nodes.Test) if node.node and _mentions_arguments(node.node)]
-    if any(test.name in ("string", "mapping") for test in tests):
+    refused = _refused_form(tree)
+    if refused is not None:
+        form = "dict" if refused == "string" else "string"
+    elif any(test.name in ("string", "mapping") for test in tests):
         form = "either"
     else:
         filters = [node for node in tree.find_all(jinja2.nodes.Filter) if node.node and _mentions_arguments(node.node)]
@@ -183,6 +186,28 @@ def template_needs(source: str) -> TemplateNeeds:
     reasoning = tuple(field for field in REASONING_FIELDS if field in mentioned)
     reads_tools = any(name.name == "tools" for name in tree.find_all(jinja2.nodes.Name))
     return TemplateNeeds(arguments=form, reasoning_fields=reasoning, reads_tools=reads_tools)
+
+
+def _refused_form(tree: jinja2.nodes.Template) -> str | None:
+    """The form of the arguments a template raises an error for, if it tests them and raises
+    (Spark 2.5: ``{% if arguments is not mapping %}{{ raise_exception(...) }}``): "string" or
+    "dict"; None if it raises for neither."""
+    for branch in tree.find_all(jinja2.nodes.If):
+        test, negated = branch.test, False
+        if isinstance(test, jinja2.nodes.Not):
+            test, negated = test.node, True
+        if not (isinstance(test, jinja2.nodes.Test) and test.name in ("string", "mapping") and _mentions_arguments(test.node)):
+            continue
+        raises = any(
+            isinstance(call.node, jinja2.nodes.Name) and call.node.name == "raise_exception"
+            for node in branch.body
+            for call in node.find_all(jinja2.nodes.Call)
+        )
+        if raises:
+            # (``is not mapping`` raises for a string; ``is string`` too; ``is mapping`` for a dict.)
+            refuses_string = (test.name == "mapping") == negated
+            return "string" if refuses_string else "dict"
+    return None
 
 
 def _operands(node: jinja2.nodes.Node) -> list[jinja2.nodes.Node]:
