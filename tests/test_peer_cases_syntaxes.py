@@ -1133,6 +1133,23 @@ def test_dsml_arguments_wrapped_in_one_parameter_are_the_arguments(key: str, str
     assert calls(parse_both("DeepSeek-V3.2-llamacpp", text)) == [("get_weather", {key: {"location": "Beijing"} if string == "false" else '{"location":"Beijing"}'})]
 
 
+# vLLM tests/tool_parsers/test_minicpm5xml_tool_parser.py (test_properties_wrapped_arguments):
+# the arguments wrapped in a parameter named as the schema's own ``properties``, and written as
+# a Python dict. Before, the call had one string argument the tool does not have.
+@pytest.mark.parametrize("value", ["{'phone_number': '555-123-2002'}", '{"phone_number": "555-123-2002"}'])
+def test_arguments_wrapped_in_a_properties_parameter_are_the_arguments(value: str) -> None:
+    tools = [
+        {
+            "type": "function",
+            "function": {"name": "get_customer_by_phone", "parameters": {"type": "object", "properties": {"phone_number": {"type": "string"}}}},
+        }
+    ]
+    text = f'<function name="get_customer_by_phone"><param name="properties">{value}</param></function>'
+    result = parse_both("OpenBMB-MiniCPM5-1B", text, tools=tools)
+    assert calls(result) == [("get_customer_by_phone", {"phone_number": "555-123-2002"})]
+    assert [d.kind for d in result.diagnostics] == ["noncanonical"]
+
+
 # Found beside vLLM's tests/tool_parsers/test_gemma4_regex_and_bare_calls.py
 # (turn_end_closure_instead_of_tool_call_end): text after a Gemma call's closing brace, before
 # its closing tag (the next call opened there, or the turn's end token), is no part of the call

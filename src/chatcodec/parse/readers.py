@@ -797,7 +797,8 @@ class XmlParametersReader(CallReader):
 
     def _wraps_the_arguments(self, call: ToolCallBlock, key: str) -> bool:
         """Is the call's first parameter one a model wraps the arguments in (DeepSeek V3.2's
-        ``arguments``, or ``input``), which the tool's schema has no place for?"""
+        ``arguments``, ``input``, or the schema's own word ``properties``), which the tool's
+        schema has no place for?"""
         properties = self.schemas.get(call.name or "")
         return (
             key in _WRAPPERS
@@ -837,7 +838,7 @@ class XmlParametersReader(CallReader):
         self.calls.arguments_text(call, text)
 
 
-_WRAPPERS = ("arguments", "input")
+_WRAPPERS = ("arguments", "input", "properties")
 
 
 def _unescape_attribute(text: str) -> str:
@@ -846,13 +847,15 @@ def _unescape_attribute(text: str) -> str:
 
 
 def _object_in(text: str) -> dict[str, Any] | None:
-    """The JSON object ``text`` is, or holds as a JSON string (None for anything else)."""
+    """The JSON object ``text`` is, or holds as a JSON string, or the Python dict it spells
+    (``{'phone': '555'}``, as a template that wrote ``str(value)`` taught); None for anything
+    else."""
     try:
         value = loads_json(text)
         if isinstance(value, str):
             value = loads_json(value)
     except (ValueError, RecursionError):
-        return None
+        value = _python_literal(text.strip())
     return value if isinstance(value, dict) and dumps_finite(value) is not None else None
 
 
