@@ -2282,17 +2282,21 @@ def test_gpt_oss_header_without_its_role(template: str) -> None:
 
 
 # SGLang test_harmony_parser.py (TestIntegrationScenarios.test_built_in_tool_call): a call to
-# one of gpt-oss's built-in tools, on the analysis channel, named by its whole recipient.
+# one of gpt-oss's built-in tools, on the analysis channel, named by its whole recipient. The
+# tools a request lists are functions; the built-in ones are not among them, and their calls
+# are read whatever the list holds (they were unknown_tool text).
 @pytest.mark.parametrize("template", GPT_OSS)
 def test_gpt_oss_built_in_tool_call(template: str) -> None:
     prompt = codec_for(template).render([{"role": "user", "content": "hi"}], add_generation_prompt=True)
     text = '<|channel|>analysis to=browser.search<|message|>{"query": "SGLang"}<|call|>'
-    result = parse_both(template, text, prompt=prompt)
-    assert calls(result) == [("browser.search", {"query": "SGLang"})]
-    assert not result.message.content and not result.diagnostics and result.finish_reason == "tool_calls"
-    # (Told which tools there are, a call to one not among them is text, as any other.)
-    result = parse_both(template, text, prompt=prompt, tools=TOOLS)
-    assert result.message.content == text and [d.kind for d in result.diagnostics] == ["unknown_tool"]
+    for tools in (None, TOOLS):
+        result = parse_both(template, text, prompt=prompt, tools=tools)
+        assert calls(result) == [("browser.search", {"query": "SGLang"})]
+        assert not result.message.content and not result.diagnostics and result.finish_reason == "tool_calls"
+    # (A function the list lacks is text, as in any format.)
+    function = '<|channel|>commentary to=functions.nope <|constrain|>json<|message|>{"a": 1}<|call|>'
+    result = parse_both(template, function, prompt=prompt, tools=TOOLS)
+    assert result.message.content == function and [d.kind for d in result.diagnostics] == ["unknown_tool"]
 
 
 # vLLM tests/tool_parsers/test_qwen3_xml_coder_shared.py (test_double_encoded_object_param_*):

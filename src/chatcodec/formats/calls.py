@@ -475,6 +475,9 @@ HARMONY = CallSyntax(
     close_is_stop_token=True,
     markers=("to=functions.",),
     preamble=True,
+    # The built-in tools (the browser, python) are not functions the request's tools list:
+    # their calls are read whatever that list holds.
+    reader_options=(("builtin_openers", ("<|channel|>analysis to=", "<|channel|>commentary to=")),),
 )
 
 # -- XML parameters -------------------------------------------------------------------------------

@@ -354,10 +354,14 @@ class NameThenArgumentsReader(CallReader):
         *,
         name_pattern: str | None = None,
         name_is_id: bool = False,
+        builtin_openers: tuple[str, ...] = (),
     ) -> None:
         super().__init__(calls, schemas)
         self.name_pattern = re.compile(name_pattern) if name_pattern else None
         self.name_is_id = name_is_id
+        # Openers of calls to the model's built-in tools (gpt-oss's ``to=browser.search``),
+        # which the tools given do not list.
+        self.builtin_openers = frozenset(builtin_openers)
 
     def text(self, call: ToolCallBlock, piece: Piece) -> None:
         if piece.kind == "TOOL_NAME":
@@ -418,7 +422,8 @@ class NameThenArgumentsReader(CallReader):
         id_parts = call.state.pop("id_parts", None)
         if id_parts:
             call.given_id = "".join(id_parts).strip() or None
-        self.calls.name_complete(call, name, position)
+        builtin = bool(call.raw) and call.raw[0] in self.builtin_openers
+        self.calls.name_complete(call, name, position, listed=not builtin)
 
     def _arguments_rest(self, call: ToolCallBlock, piece: Piece) -> None:
         """An object whose opening brace was the delimiter: its text as written, brace first."""

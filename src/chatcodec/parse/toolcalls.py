@@ -162,12 +162,14 @@ class ToolCalls:
         """Is ``name`` one of the tools given (None when none were)?"""
         return None if self._tool_names is None else name in self._tool_names
 
-    def name_complete(self, call: ToolCallBlock, name: str, position: int) -> None:
+    def name_complete(self, call: ToolCallBlock, name: str, position: int, *, listed: bool = True) -> None:
+        """The call's name is read; a ``listed`` one must be among the tools given (a built-in
+        tool's need not)."""
         call.name = name
         if not name:
             call.error = "the tool call has an empty name"
             return
-        if self._tool_names is not None and name not in self._tool_names:
+        if listed and self._tool_names is not None and name not in self._tool_names:
             call.rejected = f"unknown tool {name!r}"
             return
         call.index = index = len(self.calls)
