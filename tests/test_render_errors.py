@@ -210,3 +210,19 @@ def test_arguments_are_given_in_the_form_a_template_does_not_refuse(tmp_path: Pa
     rendered = codec.render(as_text)
     assert rendered == codec.render(as_dict)
     assert rendered == ("[[('a', 1)]]" if "items" in writes else '[{"a": 1}]')
+
+
+# StepFun 3.7's template (as llama.cpp ships it) decodes text arguments with ``fromjson``, a
+# filter llama.cpp's renderer has and transformers' has not: text arguments would fail there,
+# so the template is given a dict and takes its other way.
+def test_arguments_are_given_as_a_dict_where_text_would_meet_an_unknown_filter(tmp_path: Path) -> None:
+    source = (
+        "{% for m in messages %}{% for c in m.tool_calls or [] %}"
+        "{% set args = c.function.arguments | fromjson if c.function.arguments is string else c.function.arguments %}"
+        "[{{ args.items() | list }}]{% endfor %}{% endfor %}"
+    )
+    path = tmp_path / "fromjson.jinja"
+    path.write_text(source)
+    codec = chatcodec.load(path)
+    rendered = codec.render([tool_call({"name": "f", "arguments": '{"a": 1}'})])
+    assert rendered == codec.render([tool_call({"name": "f", "arguments": {"a": 1}})]) == "[[('a', 1)]]"

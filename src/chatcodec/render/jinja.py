@@ -161,12 +161,17 @@ def template_needs(source: str) -> TemplateNeeds:
     form: ArgumentForm = "dict"
     tests = [node for node in tree.find_all(jinja2.nodes.Test) if node.node and _mentions_arguments(node.node)]
     refused = _refused_form(tree)
+    filters = [node for node in tree.find_all(jinja2.nodes.Filter) if node.node and _mentions_arguments(node.node)]
     if refused is not None:
         form = "dict" if refused == "string" else "string"
+    elif any(node.name not in environment().filters for node in filters):
+        # Text would go through a filter no renderer of transformers' has (llama.cpp's
+        # ``fromjson``, StepFun 3.7's ``arguments | fromjson if arguments is string``): a dict
+        # takes the template's other way.
+        form = "dict"
     elif any(test.name in ("string", "mapping") for test in tests):
         form = "either"
     else:
-        filters = [node for node in tree.find_all(jinja2.nodes.Filter) if node.node and _mentions_arguments(node.node)]
         concatenated = [
             node
             for node in tree.find_all((jinja2.nodes.Add, jinja2.nodes.Concat))
