@@ -2392,35 +2392,3 @@ def test_an_opening_tag_inside_leading_reasoning_is_stray(template: str) -> None
     result = parse_both(template, text)
     assert (result.message.reasoning_content, result.message.content) == ("Intro<think>r", "A")
     assert [(d.kind, d.position) for d in result.diagnostics] == [("stray_delimiter", 5)]
-
-
-# SGLang test_harmony_parser.py (TestEdgeCases.test_mixed_unknown_tokens,
-# TestCanonicalStrategy.test_parse_with_interspersed_text): text before a message's header,
-# with no header of its own. It is content, noncanonical, and the header after it opens its
-# message; before, the header was a stray tag in the content, and the reasoning it opened was
-# content too (with the answer after it an unparsed span).
-@pytest.mark.parametrize("template", GPT_OSS)
-@pytest.mark.parametrize(
-    ("text", "reasoning", "content", "kinds"),
-    [
-        ("text <|weird|> more text <|channel|>analysis<|message|>content<|end|>", "content", "text <|weird|> more text", ["noncanonical"]),
-        (
-            "Some text<|channel|>analysis<|message|>reasoning<|end|><|start|>assistant<|channel|>final<|message|>answer<|return|>",
-            "reasoning",
-            "Some textanswer",
-            ["noncanonical"],
-        ),
-        # (A preamble message's text has its header: nothing to say.)
-        (
-            "<|channel|>commentary<|message|>Let me think.<|end|><|start|>assistant<|channel|>analysis<|message|>r<|end|>"
-            "<|start|>assistant<|channel|>final<|message|>A<|return|>",
-            "r",
-            "Let me think.A",
-            [],
-        ),
-    ],
-)
-def test_gpt_oss_text_before_a_header_is_content(template: str, text: str, reasoning: str, content: str, kinds: list[str]) -> None:
-    result = parse_both(template, text)
-    assert (result.message.reasoning_content, result.message.content) == (reasoning, content)
-    assert [(d.kind, d.position) for d in result.diagnostics] == [(kind, 0) for kind in kinds]

@@ -260,9 +260,7 @@ def compose(
             "body: messages? answer",
             "messages: message | messages message",
             # A message after calls may leave out its header, as after another message's end.
-            # (Text before a message's header, as a server that cut the header off leaves it:
-            # the content, and the header opens the message after it.)
-            "message: calls? reasoning | calls? CALL_SEP CONTENT? THINK_CLOSE | CONTENT reasoning"
+            "message: calls? reasoning | calls? CALL_SEP CONTENT? THINK_CLOSE"
             # (A reasoning message whose end token is left out ends where the next message's
             # header begins: the header is a special token, never reasoning text.)
             + (f" | calls {message_start} | calls? THINK_OPEN THINK_OPEN? REASONING? {message_start}" if message_start else ""),

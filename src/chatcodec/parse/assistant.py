@@ -663,18 +663,6 @@ class AssistantAssembler:
             self._resumed_empty = False
         self._add_text(piece, as_reasoning=self._in_reasoning)
 
-    def _headless_text_before(self, piece: Piece) -> None:
-        """Where each part of the answer is a message of its own (gpt-oss), text just before a
-        message's header that no header opened (``Some text<|channel|>analysis…``, as when a
-        server cut the first header off) is content, and said to be noncanonical."""
-        out = self._out
-        run = out.open_span
-        if run is None or run[0] != "content" or run[2] != piece.start - out.base:
-            return
-        before = out.spans[-1].name if out.spans else None
-        if before != "CALL_SEP" and before != self.family.framing.answer_open_terminal:
-            out.diagnose("noncanonical", run[1] + out.base, "text with no message header of its own; kept as content")
-
     def _stray(self, piece: Piece) -> None:
         """A delimiter the grammar does not take where it stands: text, said to be stray."""
         self._out.diagnose(
@@ -906,8 +894,6 @@ class AssistantAssembler:
                     self._out.diagnose("noncanonical", piece.start, f"{piece.text!r} is not the format's own spelling")
                 self._open_call(piece)
                 return
-            if kind in family.reasoning_open and family.calls is not None and family.calls.preamble:
-                self._headless_text_before(piece)
             self._out.span("delimiter", piece.start, piece.end, kind)
             if kind in family.reasoning_open:
                 self._in_reasoning = True
