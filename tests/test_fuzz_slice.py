@@ -120,3 +120,20 @@ def test_hypothesis_inputs_keep_every_promise(name: str, data: st.DataObject) ->
     chunking = random.Random(data.draw(st.integers(0, 2**32 - 1)))
     case = fuzz.Case(text, prompt, tools, reasoning=reasoning, prefill=prefill)
     assert fuzz.check(inputs.codec, case, chunking) == []
+
+
+# Found by a 10⁶-input run of harmony (seed 1209): a reasoning block's closing tag inside a
+# call was read as the end of a block that was not open (gpt-oss's separator is spelled as the
+# block's opening tag, and a message's header ends a block too), and the call's text came
+# after the text that followed it.
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<|channel|>commentary<|constrain|>json to=functions.<|channel|>analysis<|message|><|call|>to=functions.<|end|><|start|>>",
+        "<|channel|>analysis<|message|><|start|>assistant<|start|>assistant to=functions.<|end|><|start|>n",
+    ],
+)
+def test_harmony_inputs_the_long_run_found(text: str) -> None:
+    codec = fuzz.load("harmony")
+    case = fuzz.Case(text, None, fuzz.TOOLS)
+    assert fuzz.check(codec, case, random.Random(1)) == []

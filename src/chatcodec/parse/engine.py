@@ -101,17 +101,26 @@ class Engine:
     _watched: tuple[frozenset[str], frozenset[str], frozenset[str], frozenset[str]] | None = None
     _in_reasoning = False
     _before_call: tuple[int, ...] | None = None
+    _after_call_open = False  # the last delimiter opened a call
+    _closes: frozenset[str] = frozenset()  # the block's own closing tags
 
     def watch_reasoning(
-        self, opens: frozenset[str], closes: frozenset[str], call_opens: frozenset[str], call_closes: frozenset[str]
+        self,
+        opens: frozenset[str],
+        closes: frozenset[str],
+        call_opens: frozenset[str],
+        call_closes: frozenset[str],
+        ends: frozenset[str] = frozenset(),
     ) -> None:
         """Read a reasoning block's closing tag written inside a call the block holds as the
         block's end: the call was never one (its text is the block's, as the assembler reads
         a call inside a block closed after it), where the grammar would have it as text of
         the call and read the answer after it as more of the call (``<think>I could write
-        <tool_call> here.</think>Answer.``)."""
+        <tool_call> here.</think>Answer.``). ``ends``: other delimiters after which no block
+        is open (the turn's end, the next message's header)."""
         if opens and closes and call_opens:
-            self._watched = (opens, closes, call_opens, call_closes)
+            self._watched = (opens, closes | ends, call_opens, call_closes)
+            self._closes = closes
 
     @property
     def position(self) -> int:
@@ -368,13 +377,16 @@ class Engine:
     def _watch(self, terminal: str) -> None:
         """Follow reasoning blocks and the calls opened in them (see ``watch_reasoning``)."""
         opens, closes, call_opens, call_closes = self._watched  # type: ignore[misc]
+        after_call_open, self._after_call_open = self._after_call_open, terminal in call_opens
         if terminal in call_opens:
             if self._in_reasoning and self._before_call is None:
                 self._before_call = self._stack
         elif terminal in call_closes:
             self._before_call = None
         elif terminal in opens:
-            self._in_reasoning = True
+            # (Right after a call's opening, the block's opening tag is the call's separator:
+            # gpt-oss's ``to=functions.f<|channel|>analysis<|message|>{…}``.)
+            self._in_reasoning = self._in_reasoning or not after_call_open
         elif terminal in closes:
             self._in_reasoning = False
             self._before_call = None
@@ -383,7 +395,7 @@ class Engine:
         """Is ``terminal``, found inside a call opened in a reasoning block, the block's end?
         Then the parser goes back to before the call's opening (its text is the block's), where
         the grammar takes the closing tag."""
-        if terminal not in self._watched[1]:  # type: ignore[index]
+        if terminal not in self._closes:
             return False
         here, self._stack = self._stack, self._before_call  # type: ignore[assignment]
         if self._valid_here(terminal):

@@ -73,7 +73,14 @@ class StreamParser:
         prefill, schemas, strict, start = self._setup
         family = self.family
         engine = self._engine = Engine(family.grammar, start)
-        engine.watch_reasoning(family.reasoning_open, family.reasoning_close, family.call_open, family.call_close)
+        answer_open = family.framing.answer_open_terminal
+        engine.watch_reasoning(
+            family.reasoning_open,
+            family.reasoning_close,
+            family.call_open,
+            family.call_close,
+            family.end | family.assistant_start | ({answer_open} if answer_open else set()),
+        )
         assembler = self._assembler = AssistantAssembler(family, tools=self._tool_names, schemas=schemas, strict=strict)
         # A long text yields many pieces: they are handed to the assembler as they are read, so
         # the JSON the engine decoded for each call is let go once the call is read. (The
