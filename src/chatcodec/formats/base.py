@@ -71,6 +71,13 @@ class Format:
         return frozenset({"THINK_CLOSE"}) if self.reasoning else frozenset()
 
     @cached_property
+    def reasoning_ends(self) -> frozenset[str]:
+        """Delimiters beside the closing tag after which no reasoning block is open: the turn's
+        end, the next message's header, the answer's opening tag."""
+        answer_open = self.framing.answer_open_terminal
+        return self.end | self.assistant_start | (frozenset({answer_open}) if answer_open else frozenset())
+
+    @cached_property
     def call_open(self) -> frozenset[str]:
         return self.calls.call_open if self.calls else frozenset()
 

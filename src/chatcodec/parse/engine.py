@@ -98,11 +98,10 @@ class Engine:
     # Reasoning blocks and the calls written in them (see ``watch_reasoning``): the terminals
     # that open and close a block, open and close a call; whether a block is open; the parser
     # before the opening of a call written in one, until the call closes.
-    _watched: tuple[frozenset[str], frozenset[str], frozenset[str], frozenset[str]] | None = None
+    _watched: tuple[frozenset[str], frozenset[str], frozenset[str], frozenset[str], frozenset[str]] | None = None
     _in_reasoning = False
     _before_call: tuple[int, ...] | None = None
     _after_call_open = False  # the last delimiter opened a call
-    _closes: frozenset[str] = frozenset()  # the block's own closing tags
 
     def watch_reasoning(
         self,
@@ -119,8 +118,7 @@ class Engine:
         <tool_call> here.</think>Answer.``). ``ends``: other delimiters after which no block
         is open (the turn's end, the next message's header)."""
         if opens and closes and call_opens:
-            self._watched = (opens, closes | ends, call_opens, call_closes)
-            self._closes = closes
+            self._watched = (opens, closes, call_opens, call_closes, ends)
 
     @property
     def position(self) -> int:
@@ -376,7 +374,7 @@ class Engine:
 
     def _watch(self, terminal: str) -> None:
         """Follow reasoning blocks and the calls opened in them (see ``watch_reasoning``)."""
-        opens, closes, call_opens, call_closes = self._watched  # type: ignore[misc]
+        opens, closes, call_opens, call_closes, ends = self._watched  # type: ignore[misc]
         after_call_open, self._after_call_open = self._after_call_open, terminal in call_opens
         if terminal in call_opens:
             if self._in_reasoning and self._before_call is None:
@@ -387,7 +385,7 @@ class Engine:
             # (Right after a call's opening, the block's opening tag is the call's separator:
             # gpt-oss's ``to=functions.f<|channel|>analysis<|message|>{…}``.)
             self._in_reasoning = self._in_reasoning or not after_call_open
-        elif terminal in closes:
+        elif terminal in closes or terminal in ends:
             self._in_reasoning = False
             self._before_call = None
 
@@ -395,7 +393,7 @@ class Engine:
         """Is ``terminal``, found inside a call opened in a reasoning block, the block's end?
         Then the parser goes back to before the call's opening (its text is the block's), where
         the grammar takes the closing tag."""
-        if terminal not in self._closes:
+        if terminal not in self._watched[1]:  # type: ignore[index]
             return False
         here, self._stack = self._stack, self._before_call  # type: ignore[assignment]
         if self._valid_here(terminal):

@@ -73,13 +73,8 @@ class StreamParser:
         prefill, schemas, strict, start = self._setup
         family = self.family
         engine = self._engine = Engine(family.grammar, start)
-        answer_open = family.framing.answer_open_terminal
         engine.watch_reasoning(
-            family.reasoning_open,
-            family.reasoning_close,
-            family.call_open,
-            family.call_close,
-            family.end | family.assistant_start | ({answer_open} if answer_open else set()),
+            family.reasoning_open, family.reasoning_close, family.call_open, family.call_close, family.reasoning_ends
         )
         assembler = self._assembler = AssistantAssembler(family, tools=self._tool_names, schemas=schemas, strict=strict)
         # A long text yields many pieces: they are handed to the assembler as they are read, so

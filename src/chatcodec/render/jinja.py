@@ -160,10 +160,10 @@ def template_needs(source: str) -> TemplateNeeds:
     tree = environment().parse(source)
     form: ArgumentForm = "dict"
     tests = [node for node in tree.find_all(jinja2.nodes.Test) if node.node and _mentions_arguments(node.node)]
-    refused = _refused_form(tree)
+    required = _form_not_refused(tree)
     filters = [node for node in tree.find_all(jinja2.nodes.Filter) if node.node and _mentions_arguments(node.node)]
-    if refused is not None:
-        form = "dict" if refused == "string" else "string"
+    if required is not None:
+        form = required
     elif any(node.name not in environment().filters for node in filters):
         # Text would go through a filter no renderer of transformers' has (llama.cpp's
         # ``fromjson``, StepFun 3.7's ``arguments | fromjson if arguments is string``): a dict
@@ -193,10 +193,10 @@ def template_needs(source: str) -> TemplateNeeds:
     return TemplateNeeds(arguments=form, reasoning_fields=reasoning, reads_tools=reads_tools)
 
 
-def _refused_form(tree: jinja2.nodes.Template) -> str | None:
-    """The form of the arguments a template raises an error for, if it tests them and raises
-    (Spark 2.5: ``{% if arguments is not mapping %}{{ raise_exception(...) }}``): "string" or
-    "dict"; None if it raises for neither."""
+def _form_not_refused(tree: jinja2.nodes.Template) -> ArgumentForm | None:
+    """The form of the arguments a template takes where it tests them and raises an error for
+    the other (Spark 2.5: ``{% if arguments is not mapping %}{{ raise_exception(...) }}``):
+    "dict" or "string"; None if it raises for neither."""
     for branch in tree.find_all(jinja2.nodes.If):
         test, negated = branch.test, False
         if isinstance(test, jinja2.nodes.Not):
@@ -211,7 +211,7 @@ def _refused_form(tree: jinja2.nodes.Template) -> str | None:
         if raises:
             # (``is not mapping`` raises for a string; ``is string`` too; ``is mapping`` for a dict.)
             refuses_string = (test.name == "mapping") == negated
-            return "string" if refuses_string else "dict"
+            return "dict" if refuses_string else "string"
     return None
 
 
