@@ -778,6 +778,38 @@ def test_the_search_past_false_starts_reads_a_long_text_once() -> None:
     assert scanned <= 20 * len(text), scanned
 
 
+def test_stray_delimiters_before_a_long_rest_read_it_once() -> None:
+    """A spelling the state rejects is checked for an accepted one that begins inside it
+    (``<|end|>`` inside ``<|end|></s>``). That check looks only as far as such a spelling
+    could reach: searched to the end of the text, text after the end of a turn that holds
+    many stray tags (a model that goes on writing past ``<|im_end|>``) was read once per tag,
+    2.7 seconds for 80,000 characters. The characters the check scans are counted."""
+    matcher = DelimiterMatcher({"<|im_end|>": "END"}, {"<think>": "THINK_OPEN", "<|im_start|>": "START"})
+    text = "<think>x <|im_start|>y " * 5_000 + "<|im_end|>"
+    scanned = 0
+    search = matcher._accepted_regex.search
+
+    class Counted:
+        def search(self, string: str, pos: int, endpos: int) -> Any:
+            nonlocal scanned
+            match = search(string, pos, endpos)
+            scanned += (endpos if match is None else match.end()) - pos
+            return match
+
+    matcher._accepted_regex = Counted()  # type: ignore[assignment]
+    found: list[Found] = []
+    pos = 0
+    while pos < len(text):
+        hit = matcher.search(text, pos, len(text), final=True)
+        assert isinstance(hit, Found)
+        found.append(hit)
+        pos = hit.end
+        if hit.terminal == "END":
+            break
+    assert len(found) == 10_001 and [hit.stray for hit in found[-2:]] == [True, False]
+    assert scanned <= 20 * len(text), scanned
+
+
 def test_the_python_work_for_a_long_prefill_does_not_grow_with_it() -> None:
     """``codec.parse`` remembers the state a short prefill leaves, keyed by the text its last
     delimiter may reach into (finding how far looks only at the prefill's tail, as long as the

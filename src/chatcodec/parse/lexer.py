@@ -333,7 +333,10 @@ class DelimiterMatcher:
         # holds a tool turn's closing `"<|end|>` and, one character on, the reasoning's
         # closing tag. While more text may come, one that could still complete holds it all.
         string, start = match.string, match.start()
-        inside = self._accepted_regex.search(string, start + 1, end)
+        # (Only one that begins inside the match counts, and any such one ends within the
+        # longest spelling's length past it: the search stops there, not at the text's end,
+        # which would read the rest of a long text once per stray delimiter in it.)
+        inside = self._accepted_regex.search(string, start + 1, min(end, match.end() + self._longest))
         if inside is not None and inside.start() < match.end():
             at = inside.start()
             if not final:
