@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from template_corpus import special_tokens
 
 import chatcodec
 from chatcodec import ParseError
@@ -808,6 +809,26 @@ def test_stray_delimiters_before_a_long_rest_read_it_once() -> None:
             break
     assert len(found) == 10_001 and [hit.stray for hit in found[-2:]] == [True, False]
     assert scanned <= 20 * len(text), scanned
+
+
+def test_a_call_with_many_stretches_of_stray_text_is_read_in_linear_work() -> None:
+    """gpt-oss reasoning that names a recipient again and again (``<|channel|>commentary
+    to=assistant<|channel|>analysis<|message|>{"a": 1}ab``, repeated) is one unclosed call with
+    text after its value between every pair of delimiters. Cutting those stretches out of the
+    call's spans looked at every stretch for every span: 2.4 seconds at 60,000 characters."""
+    path = Path(__file__).parent / "templates" / "OpenAI-gpt-oss-120b.jinja"
+    codec = chatcodec.load(path, special_tokens=special_tokens(path))
+    prompt = codec.render([{"role": "user", "content": "hi"}], add_generation_prompt=True)
+    unit = '<|channel|>commentary to=assistant<|channel|>analysis<|message|>{"a": 1}ab '
+
+    def measure(n: int) -> int:
+        return work(lambda: codec.parse_detailed(unit * (n // len(unit)), prompt=prompt))
+
+    ratio = growth(measure, 20_000)
+    assert ratio <= MAX_GROWTH, f"twice the input took {ratio:.2f}x the work"
+    result = codec.parse_detailed(unit * 300, prompt=prompt)
+    assert result.reassemble() == unit * 300
+    assert result.spans[-1].kind == "reasoning" and result.spans[-1].end == len(unit) * 300
 
 
 def test_the_python_work_for_a_long_prefill_does_not_grow_with_it() -> None:

@@ -11,6 +11,7 @@ list, holds several (``children``).
 from __future__ import annotations
 
 import json
+from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -380,22 +381,29 @@ def _carved(
     """``spans`` with the stretches of ``stray`` text cut out of them, as ``as_kind``."""
     if not stray:
         return spans
-    cuts = [(start, start + len(text)) for start, text in stray if text]
+    # (The stretches are in the text's order and do not overlap: each span looks only at those
+    # that reach into it, found by bisection. A call with thousands of stray stretches, each
+    # looked at once per span, took seconds.)
+    cuts = sorted((start, start + len(text)) for start, text in stray if text)
+    cut_ends = [cut_end for _, cut_end in cuts]
     out: list[tuple[str, int, int, str | None]] = []
     for kind, start, end, name in spans:
-        pieces = [(kind, start, end, name)]
-        if kind != "delimiter":
-            for cut_start, cut_end in cuts:
-                kept = []
-                for piece_kind, piece_start, piece_end, piece_name in pieces:
-                    if piece_kind == as_kind or cut_end <= piece_start or cut_start >= piece_end:
-                        kept.append((piece_kind, piece_start, piece_end, piece_name))
-                        continue
-                    if piece_start < cut_start:
-                        kept.append((piece_kind, piece_start, cut_start, piece_name))
-                    kept.append((as_kind, max(piece_start, cut_start), min(piece_end, cut_end), None))
-                    if cut_end < piece_end:
-                        kept.append((piece_kind, cut_end, piece_end, piece_name))
-                pieces = kept
-        out += pieces
+        if kind == "delimiter" or kind == as_kind:
+            out.append((kind, start, end, name))
+            continue
+        at = start  # where the span's text not yet given out begins
+        touched = False
+        index = bisect_right(cut_ends, start)  # the first stretch that ends past the span's start
+        while index < len(cuts) and cuts[index][0] < end:
+            cut_start, cut_end = cuts[index]
+            index += 1
+            if cut_end <= at:
+                continue
+            touched = True
+            if at < cut_start:
+                out.append((kind, at, cut_start, name))
+            out.append((as_kind, max(at, cut_start), min(end, cut_end), None))
+            at = min(end, cut_end)
+        if at < end or not touched:
+            out.append((kind, at, end, name))
     return out
