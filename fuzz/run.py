@@ -13,7 +13,10 @@ checks, on every input, the promises a parser of model output makes:
 - streaming the text in random chunkings gives the one-shot message, finish reason,
   diagnostics, spans and events (adjacent deltas joined);
 - the OpenAI chunks of the stream add up to the message;
-- strict parsing raises exactly the first diagnostic lenient parsing reports, or nothing;
+- the raw events add up to the message: text deltas to its text, each call's argument deltas
+  to its end event's arguments and those to the message's;
+- strict parsing, one-shot and streamed, raises exactly the first diagnostic lenient parsing
+  reports, or nothing;
 - a parser that is dropped, closed or not, is freed at once (it holds no reference cycle).
 
 A violation prints the format, the seed of the input and what broke; the exit status is 1 if
@@ -523,6 +526,26 @@ def _is_json(text: str) -> bool:
     return True
 
 
+def _from_events(events: list[Event]) -> dict[str, Any]:
+    """What a consumer of the raw events accumulates: the text deltas, and per call the
+    argument deltas beside the arguments its end event gives."""
+    content = reasoning = ""
+    deltas: dict[int, str] = {}
+    ends: dict[int, str] = {}
+    for event in events:
+        if isinstance(event, ContentDelta):
+            content += event.text
+        elif isinstance(event, ReasoningDelta):
+            reasoning += event.text
+        elif isinstance(event, ToolCallStart):
+            deltas[event.index] = ""
+        elif isinstance(event, ToolCallArgumentsDelta):
+            deltas[event.index] = deltas.get(event.index, "") + event.text
+        elif isinstance(event, ToolCallEnd):
+            ends[event.index] = event.arguments
+    return {"content": content, "reasoning": reasoning, "deltas": deltas, "ends": ends}
+
+
 def _from_chunks(chunks: list[dict[str, Any]]) -> dict[str, Any]:
     """What an OpenAI client accumulates from the chunks."""
     content = ""
@@ -633,6 +656,13 @@ def check(codec: chatcodec.Codec, case: Case, rng: random.Random) -> list[str]:
             broken.append("OpenAI chunks do not add up to the message's text")
         if got["calls"] != expected_calls:
             broken.append("OpenAI chunks do not add up to the message's calls")
+        # The raw events, read without the adapter: each call's argument deltas are its
+        # arguments, and its end event gives the message's.
+        raw = _from_events(events)
+        if raw["content"] != (message.content or "") or raw["reasoning"] != (message.reasoning_content or ""):
+            broken.append("the events' text deltas do not add up to the message's text")
+        if raw["deltas"] != raw["ends"] or [raw["ends"][i] for i in sorted(raw["ends"])] != [call["arguments"] for call in expected_calls]:
+            broken.append("a call's argument deltas do not add up to its end event's arguments, or those to the message's")
         if broken:
             break
     # A parser that is dropped, read to the end or not, is freed at once: nothing it holds
@@ -643,16 +673,26 @@ def check(codec: chatcodec.Codec, case: Case, rng: random.Random) -> list[str]:
     del reference, parser, dropped
     if any(ref() is not None for ref in freed):
         broken.append("a dropped parser is not freed at once (a reference cycle)")
-    try:
-        codec.parse_detailed(case.text, strict=True, **options)
-        if whole.diagnostics:
-            broken.append(f"strict parse did not raise ({whole.diagnostics[0].kind})")
-    except ParseError as exc:
-        expected = whole.diagnostics[0] if whole.diagnostics else None
-        if expected is None or (exc.kind, exc.position) != (expected.kind, expected.position):
-            broken.append(f"strict raised {exc.kind}@{exc.position}, first diagnostic {expected}")
-    except Exception:  # noqa: BLE001
-        broken.append(f"strict parse raised something else: {traceback.format_exc(limit=3)}")
+    expected = whole.diagnostics[0] if whole.diagnostics else None
+    for how in ("one-shot", "streamed"):
+        try:
+            if how == "one-shot":
+                codec.parse_detailed(case.text, strict=True, **options)
+            else:
+                strict = codec.stream(strict=True, **options)
+                at = 0
+                while at < len(case.text):
+                    step = rng.choice((1, 3, 8, 64))
+                    strict.feed(case.text[at : at + step])
+                    at += step
+                strict.close()
+            if expected is not None:
+                broken.append(f"strict parse ({how}) did not raise ({expected.kind})")
+        except ParseError as exc:
+            if expected is None or (exc.kind, exc.position) != (expected.kind, expected.position):
+                broken.append(f"strict ({how}) raised {exc.kind}@{exc.position}, first diagnostic {expected}")
+        except Exception:  # noqa: BLE001
+            broken.append(f"strict parse ({how}) raised something else: {traceback.format_exc(limit=3)}")
     return broken
 
 
