@@ -2,9 +2,10 @@
 
     python fuzz/linear_scan.py [--format NAME ...] [--combinations N] [--seed N]
 
-For each format of the fuzz harness (``fuzz/run.py``) it builds repeated units from the
-format's own delimiters: each delimiter alone followed by prose or JSON, and random
-combinations of two to four of them with JSON, prose and call openings in between. Each unit is
+For each format of the fuzz harness (``fuzz/run.py``) it builds repeated units: answers the
+template writes, one after another, and the format's own delimiters, each alone followed by
+prose or JSON, and random combinations of two to four of them with JSON, prose and call
+openings in between. Each unit is
 repeated to about 3,000 and 24,000 characters and read one-shot (``codec.parse``) or streamed
 in 7-character deltas, with and without the template's prompt. A reading whose cost per
 character at the larger size is over 3 times that at the smaller one is timed once more at
@@ -96,7 +97,10 @@ def scan(name: str, seed: int, combinations: int) -> list[str]:
     spellings = sorted(spelling for spelling in codec.format.grammar.spellings if len(spelling) < 200)
     rng = random.Random(f"{seed}:{name}")
     found = []
-    for unit in units(spellings, rng, combinations):
+    # (Whole answers the template writes, one after another: all but the first are text past
+    # the end of the turn, full of the format's delimiters.)
+    answers = ["".join(rng.sample(inputs.valid, min(3, len(inputs.valid))))] if inputs.valid else []
+    for unit in answers + units(spellings, rng, combinations):
         for prompt in (inputs.prompt, None):
             for streamed in (False, True):
                 growth = _grows(_reader(codec, unit, prompt, streamed), unit)
