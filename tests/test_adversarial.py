@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from template_corpus import special_tokens
+from template_corpus import special_tokens, template
 
 import chatcodec
 from chatcodec import ParseError
@@ -816,7 +816,7 @@ def test_a_call_with_many_stretches_of_stray_text_is_read_in_linear_work() -> No
     to=assistant<|channel|>analysis<|message|>{"a": 1}ab``, repeated) is one unclosed call with
     text after its value between every pair of delimiters. Cutting those stretches out of the
     call's spans looked at every stretch for every span: 2.4 seconds at 60,000 characters."""
-    path = Path(__file__).parent / "templates" / "OpenAI-gpt-oss-120b.jinja"
+    path = template("OpenAI-gpt-oss-120b")
     codec = chatcodec.load(path, special_tokens=special_tokens(path))
     prompt = codec.render([{"role": "user", "content": "hi"}], add_generation_prompt=True)
     unit = '<|channel|>commentary to=assistant<|channel|>analysis<|message|>{"a": 1}ab '

@@ -381,9 +381,9 @@ def _carved(
     """``spans`` with the stretches of ``stray`` text cut out of them, as ``as_kind``."""
     if not stray:
         return spans
-    # (The stretches are in the text's order and do not overlap: each span looks only at those
-    # that reach into it, found by bisection. A call with thousands of stray stretches, each
-    # looked at once per span, took seconds.)
+    # (The stretches do not overlap: in order, each span looks only at those that reach into
+    # it, found by bisection. A call with thousands of stray stretches, each looked at once per
+    # span, took seconds.)
     cuts = sorted((start, start + len(text)) for start, text in stray if text)
     cut_ends = [cut_end for _, cut_end in cuts]
     out: list[tuple[str, int, int, str | None]] = []
