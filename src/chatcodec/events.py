@@ -158,6 +158,10 @@ class Finish:
     reason: FinishReason
 
 
+# A stream ends with one of these; being immutable, the same event can end every stream.
+FINISHED: dict[str, Finish] = {reason: Finish(reason) for reason in ("stop", "tool_calls", "length")}
+
+
 Event = Union[
     ReasoningDelta, ContentDelta, ToolCallStart, ToolCallArgumentsDelta, ToolCallEnd, Diagnostic, Finish
 ]

@@ -13,7 +13,7 @@ from chatcodec.events import (
     ContentDelta,
     Diagnostic,
     Event,
-    Finish,
+    FINISHED,
     FinishReason,
     ReasoningDelta,
     ToolCallArgumentsDelta,
@@ -460,7 +460,7 @@ class AssistantAssembler:
             )
             reason = "length"
         self._finish = reason
-        self._out.events.append(Finish(reason))
+        self._out.events.append(FINISHED[reason])
         return self._out.take_events()
 
     def _take_trailer(self, call: ToolCallBlock) -> None:

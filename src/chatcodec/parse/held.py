@@ -32,6 +32,8 @@ class HeldTails:
         self._by_ending = {ending: tuple(group) for ending, group in by_ending.items()}
         self._singles = frozenset(prefix for prefix in prefixes if len(prefix) == 1)
         self._long = tuple(spelling for spelling in spellings if len(spelling) > LONG_SPELLING)
+        # (A match across two of them in the joined string is only a false alarm.)
+        self._long_joined = "\n".join(self._long)
 
     def start(self, text: str) -> int | None:
         """Where ``text``'s longest tail that is a proper prefix of a spelling begins, or None."""
@@ -46,9 +48,8 @@ class HeldTails:
                 held = end - 1
         # A tail longer than LONG_SPELLING that begins a long spelling ends with the text's last
         # LONG_SPELLING characters, found in the spelling where the prefix it would be ends
-        # (rarely anywhere: text with a character the spelling lacks is told at once).
-        if self._long and end > LONG_SPELLING:
-            last = text[end - LONG_SPELLING :]
+        # (rarely anywhere: one search of all of them joined tells).
+        if self._long and end > LONG_SPELLING and (last := text[end - LONG_SPELLING :]) in self._long_joined:
             for spelling in self._long:
                 at = spelling.find(last)
                 while at >= 0:

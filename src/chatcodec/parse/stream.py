@@ -12,7 +12,7 @@ from typing import Any
 
 from chatcodec.parse.assistant import AssistantAssembler, ReaderState
 from chatcodec.parse.engine import STRAY, Engine, Piece
-from chatcodec.events import Diagnostic, Event, Finish, FinishReason
+from chatcodec.events import FINISHED, Diagnostic, Event, FinishReason
 from chatcodec.formats.base import Format
 from chatcodec.messages import Message
 from chatcodec.parse.first_feed import MIN_WHOLE_FEED, read_first_feed
@@ -235,7 +235,7 @@ class StreamParser:
             return []
         if self._read_whole is not None:
             self._closed = True
-            return [*self._held_events, Finish(self._read_whole.finish_reason)]
+            return [*self._held_events, FINISHED[self._read_whole.finish_reason]]
         self._closed = True
         self._lane = None
         self._arguments_lane = None
