@@ -226,3 +226,27 @@ def test_arguments_are_given_as_a_dict_where_text_would_meet_an_unknown_filter(t
     codec = chatcodec.load(path)
     rendered = codec.render([tool_call({"name": "f", "arguments": '{"a": 1}'})])
     assert rendered == codec.render([tool_call({"name": "f", "arguments": {"a": 1}})]) == "[[('a', 1)]]"
+
+
+# vLLM's Gemma 3 pythonic template (examples/tool_chat_template_gemma3_pythonic.jinja) writes a
+# dict's items as keyword arguments and any other iterable as positional ones, and never asks
+# whether the arguments are a string: a string would be written one character an argument
+# (`f("{", "\"", "a", ...)`). Text arguments are given to it as a dict.
+@pytest.mark.parametrize("other", ["iterable", "sequence"])
+def test_arguments_are_given_as_a_dict_where_a_string_would_be_read_as_a_list(tmp_path: Path, other: str) -> None:
+    source = (
+        "{% for m in messages %}{% for c in m.tool_calls or [] %}{{ c.function.name }}("
+        "{%- if c.function.arguments is iterable and c.function.arguments is mapping -%}"
+        "{%- for key, value in c.function.arguments.items() -%}"
+        "{{ key }}={{ value | tojson }}{% if not loop.last %}, {% endif %}"
+        "{%- endfor -%}"
+        f"{{%- elif c.function.arguments is {other} -%}}"
+        "{{ c.function.arguments | map('tojson') | join(', ') }}"
+        "{%- endif -%})"
+        "{% endfor %}{% endfor %}"
+    )
+    path = tmp_path / "positional.jinja"
+    path.write_text(source)
+    codec = chatcodec.load(path)
+    rendered = codec.render([tool_call({"name": "f", "arguments": '{"a": 1, "b": "x"}'})])
+    assert rendered == codec.render([tool_call({"name": "f", "arguments": {"a": 1, "b": "x"}})]) == 'f(a=1, b="x")'

@@ -152,9 +152,10 @@ def _mentions_arguments(node: jinja2.nodes.Node) -> bool:
 def template_needs(source: str) -> TemplateNeeds:
     """Decide which form of tool-call arguments a template needs.
 
-    A template that tests ``arguments is string`` (or ``is mapping``) takes either form; one that
-    pipes them through ``tojson``/``items`` needs a dict (a string would be double-encoded); one
-    that concatenates them needs a string (a dict raises ``TypeError``).
+    A template that tests ``arguments is string`` (or ``is mapping``) takes either form, unless it
+    tells a mapping from other iterables without asking for a string; one that pipes them
+    through ``tojson``/``items`` needs a dict (a string would be double-encoded); one that
+    concatenates them needs a string (a dict raises ``TypeError``).
     """
     check_syntax(source)
     tree = environment().parse(source)
@@ -168,6 +169,10 @@ def template_needs(source: str) -> TemplateNeeds:
         # Text would go through a filter no renderer of transformers' has (llama.cpp's
         # ``fromjson``, StepFun 3.7's ``arguments | fromjson if arguments is string``): a dict
         # takes the template's other way.
+        form = "dict"
+    elif _string_taken_for_a_list(tests):
+        # (vLLM's Gemma 3 pythonic template: a dict's items are keyword arguments, and anything
+        # else iterable is a list of positional ones, which a string's characters would become.)
         form = "dict"
     elif any(test.name in ("string", "mapping") for test in tests):
         form = "either"
@@ -191,6 +196,13 @@ def template_needs(source: str) -> TemplateNeeds:
     reasoning = tuple(field for field in REASONING_FIELDS if field in mentioned)
     reads_tools = any(name.name == "tools" for name in tree.find_all(jinja2.nodes.Name))
     return TemplateNeeds(arguments=form, reasoning_fields=reasoning, reads_tools=reads_tools)
+
+
+def _string_taken_for_a_list(tests: list[jinja2.nodes.Test]) -> bool:
+    """Do the arguments' tests tell a mapping from any other iterable (``is iterable``, ``is
+    sequence``: a string is both) without ever asking whether they are a string?"""
+    names = {test.name for test in tests}
+    return "mapping" in names and bool(names & {"iterable", "sequence"}) and "string" not in names
 
 
 def _form_not_refused(tree: jinja2.nodes.Template) -> ArgumentForm | None:
