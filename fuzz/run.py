@@ -90,6 +90,7 @@ FORMATS: dict[str, str | Variant] = {
     "minimax": "MiniMax-M2",
     "seed": "ByteDance-Seed-OSS-36B-Instruct",
     "granite": "IBM-granite-3.0-2b-instruct",
+    "internlm2": "vLLM-InternLM2-tool",
     "tool_calls_list": "AI21-Jamba-Large-1.6",
     "toolcall_list": "NVIDIA-Nemotron-Nano-9B-v2",
     "json_list": "cogito-v1-preview-llama-3B",

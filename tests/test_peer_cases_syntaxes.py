@@ -2392,3 +2392,66 @@ def test_an_opening_tag_inside_leading_reasoning_is_stray(template: str) -> None
     result = parse_both(template, text)
     assert (result.message.reasoning_content, result.message.content) == ("Intro<think>r", "A")
     assert [(d.kind, d.position) for d in result.diagnostics] == [("stray_delimiter", 5)]
+
+
+# vLLM tests/tool_parsers/test_internlm2_tool_parser.py: InternLM2 writes one call's object
+# after <|action_start|><|plugin|> (a newline after it or not), its arguments under
+# "parameters", and closes it with <|action_end|>; text before it is content.
+INTERNLM2_TOOLS = ["get_weather", "refresh", "test_function"]
+
+
+@pytest.mark.parametrize(
+    ("text", "content", "expected"),
+    [
+        (
+            '<|action_start|><|plugin|>{"name": "get_weather", "parameters": {"city": "Tokyo"}}<|action_end|>',
+            None,
+            [("get_weather", {"city": "Tokyo"})],
+        ),
+        (
+            'Let me check the weather for you. <|action_start|><|plugin|>{"name": "get_weather", "parameters": {"city": "Tokyo"}}<|action_end|>',
+            "Let me check the weather for you. ",
+            [("get_weather", {"city": "Tokyo"})],
+        ),
+        ('<|action_start|><|plugin|>{"name": "refresh", "parameters": {}}<|action_end|>', None, [("refresh", {})]),
+        (
+            '<|action_start|><|plugin|>{\n  "name": "test_function",\n  "parameters": {\n    "int_field": 42,\n'
+            '    "bool_field": true,\n    "null_field": null,\n    "array_field": ["a", "b"],\n    "object_field": {"nested": "value"},\n'
+            '    "quoted": "He said \\"hello\\"",\n    "path": "C:\\\\Users\\\\file.txt",\n    "unicode": "emoji: 🎉"\n  }\n}<|action_end|>',
+            None,
+            [("test_function", {"int_field": 42, "bool_field": True, "null_field": None, "array_field": ["a", "b"],
+                                "object_field": {"nested": "value"}, "quoted": 'He said "hello"', "path": "C:\\Users\\file.txt",
+                                "unicode": "emoji: 🎉"})],
+        ),
+        # The template's own form: a newline after the opening tags, "arguments", the turn's end.
+        (
+            '<|action_start|><|plugin|>\n{"name": "get_weather", "arguments": {"city": "Paris"}}<|action_end|><|im_end|>',
+            None,
+            [("get_weather", {"city": "Paris"})],
+        ),
+    ],
+)
+def test_internlm2_calls(text: str, content: str | None, expected: list[tuple[str, Any]]) -> None:
+    result = parse_both("vLLM-InternLM2-tool", text, tools=INTERNLM2_TOOLS)
+    assert calls(result) == expected
+    assert result.message.content == content
+    assert result.finish_reason == "tool_calls"
+    assert result.diagnostics == []
+
+
+# The same suite's whitelist and malformed cases: a tool the request does not offer, or a body
+# that is no call, is no call, and its text stays in the content with a diagnostic that says
+# why (vLLM drops the call; its test expects no call).
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ('<|action_start|><|plugin|>{"name": "delete_everything", "parameters": {"city": "Tokyo"}}<|action_end|>', "unknown_tool"),
+        ("<|action_start|><|plugin|>not json<|action_end|>", "malformed_tool_call"),
+        ('<|action_start|>{"name": "get_weather"}', "stray_delimiter"),
+    ],
+)
+def test_internlm2_what_is_no_call_stays_text(text: str, kind: str) -> None:
+    result = parse_both("vLLM-InternLM2-tool", text, tools=INTERNLM2_TOOLS)
+    assert result.message.tool_calls is None
+    assert result.message.content == text
+    assert [d.kind for d in result.diagnostics] == [kind]

@@ -210,12 +210,16 @@ CALL_SYNTAX: dict[str, str] = {
         [
             "AI21-Jamba-Large-1.6",
             "ServiceNow-Apriel-1.5-15b-Thinker-unsloth",
+            # (its arguments written with ``| string``: given as text, they are JSON)
+            "ServiceNow-Apriel-1.5-15b-Thinker-unsloth-llamacpp-first",
             "ServiceNow-Apriel-1.6-15b-Thinker-fixed",
             "ServiceNow-Apriel-1.6-15b-Thinker-fixed-llamacpp-first",
         ],
         "tool_calls_list",
     ),
     "NVIDIA-Nemotron-Nano-9B-v2": "toolcall_list",
+    # <|action_start|><|plugin|>\n{...}<|action_end|>
+    "vLLM-InternLM2-tool": "internlm2",
     # <tool_calls>\n{"name": ..., "arguments": ...}\n{...}\n</tool_calls>: one object a line
     "MiniMax-M1": "minimax_m1",
     # <|START_ACTION|>[{"tool_call_id": "0", "tool_name": ..., "parameters": ...}]<|END_ACTION|>
@@ -682,6 +686,7 @@ TOOL_ROUND_TRIP_GAPS = {
     "Upstage-Solar-Open-100B": "writes each tool result under the call's id and name, which its header holds",
     "SwissAI-Apertus-8B-Instruct": "writes the answer after a tool's result with neither a header nor an end, which is not read back",
     "ServiceNow-Apriel-1.5-15b-Thinker-unsloth": "without a system message it writes the tools block differently and adds a system turn",
+    "ServiceNow-Apriel-1.5-15b-Thinker-unsloth-llamacpp-first": "without a system message it writes the tools block differently and adds a system turn",
 }
 
 

@@ -184,6 +184,17 @@ LFM2_JSON = _between_tags(
     "<|tool_call_end|>",
     markers=("<|tool_call_start|>", '"name"'),
 )
+# InternLM2 / 2.5: one call's object between its action tags, the plugin's name after the
+# opening one ("parameters" for the arguments, as its tool prompt asks, or "arguments").
+INTERNLM2 = _between_tags(
+    "internlm2",
+    "object_in_tags",
+    "json_object",
+    '<|action_start|><|plugin|>\n{"name": …, "parameters": {…}}<|action_end|>',
+    "<|action_start|><|plugin|>",
+    "<|action_end|>",
+    markers=("<|action_start|><|plugin|>",),
+)
 GIGACHAT = CallSyntax(
     name="gigachat",
     piece="object_after_tag",
@@ -811,6 +822,7 @@ CANDIDATES: tuple[CallSyntax, ...] = (
     MINIMAX_M1,
     FUNCTOOLS,
     LFM2_JSON,
+    INTERNLM2,
     PYTHONIC,
     OLMO3,
     GIGACHAT,

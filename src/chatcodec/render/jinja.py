@@ -182,9 +182,11 @@ def template_needs(source: str) -> TemplateNeeds:
             for node in tree.find_all((jinja2.nodes.Add, jinja2.nodes.Concat))
             if any(_mentions_arguments(operand) for operand in _operands(node))
         ]
-        if filters:
+        # (``arguments | string`` writes a dict as Python's repr, ``{'city': 'Paris'}``: the
+        # template wants text, as vLLM's InternLM2 template, which concatenates it.)
+        if any(node.name != "string" for node in filters):
             form = "dict"
-        elif concatenated:
+        elif concatenated or filters:
             form = "string"
     mentioned = {name.name for name in tree.find_all(jinja2.nodes.Name)}
     mentioned |= {node.attr for node in tree.find_all(jinja2.nodes.Getattr)}
