@@ -202,13 +202,7 @@ def test_arguments_are_given_in_the_form_a_template_does_not_refuse(tmp_path: Pa
         f"{{% set args = c.function.arguments %}}[{writes}]"
         "{% endfor %}{% endfor %}"
     )
-    path = tmp_path / "refuses.jinja"
-    path.write_text(source)
-    codec = chatcodec.load(path)
-    as_text = [tool_call({"name": "f", "arguments": '{"a": 1}'})]
-    as_dict = [tool_call({"name": "f", "arguments": {"a": 1}})]
-    rendered = codec.render(as_text)
-    assert rendered == codec.render(as_dict)
+    rendered = _rendered_from_text_and_from_a_dict(_codec_of(tmp_path, source), '{"a": 1}', {"a": 1})
     assert rendered == ("[[('a', 1)]]" if "items" in writes else '[{"a": 1}]')
 
 
@@ -221,11 +215,7 @@ def test_arguments_are_given_as_a_dict_where_text_would_meet_an_unknown_filter(t
         "{% set args = c.function.arguments | fromjson if c.function.arguments is string else c.function.arguments %}"
         "[{{ args.items() | list }}]{% endfor %}{% endfor %}"
     )
-    path = tmp_path / "fromjson.jinja"
-    path.write_text(source)
-    codec = chatcodec.load(path)
-    rendered = codec.render([tool_call({"name": "f", "arguments": '{"a": 1}'})])
-    assert rendered == codec.render([tool_call({"name": "f", "arguments": {"a": 1}})]) == "[[('a', 1)]]"
+    assert _rendered_from_text_and_from_a_dict(_codec_of(tmp_path, source), '{"a": 1}', {"a": 1}) == "[[('a', 1)]]"
 
 
 # vLLM's Gemma 3 pythonic template (examples/tool_chat_template_gemma3_pythonic.jinja) writes a
@@ -245,8 +235,18 @@ def test_arguments_are_given_as_a_dict_where_a_string_would_be_read_as_a_list(tm
         "{%- endif -%})"
         "{% endfor %}{% endfor %}"
     )
-    path = tmp_path / "positional.jinja"
+    rendered = _rendered_from_text_and_from_a_dict(_codec_of(tmp_path, source), '{"a": 1, "b": "x"}', {"a": 1, "b": "x"})
+    assert rendered == 'f(a=1, b="x")'
+
+
+def _codec_of(tmp_path: Path, source: str) -> chatcodec.Codec:
+    path = tmp_path / "template.jinja"
     path.write_text(source)
-    codec = chatcodec.load(path)
-    rendered = codec.render([tool_call({"name": "f", "arguments": '{"a": 1, "b": "x"}'})])
-    assert rendered == codec.render([tool_call({"name": "f", "arguments": {"a": 1, "b": "x"}})]) == 'f(a=1, b="x")'
+    return chatcodec.load(path)
+
+
+def _rendered_from_text_and_from_a_dict(codec: chatcodec.Codec, text: str, value: dict[str, object]) -> str:
+    """A call to ``f`` rendered with its arguments as text; the same as with them as a dict."""
+    rendered = codec.render([tool_call({"name": "f", "arguments": text})])
+    assert rendered == codec.render([tool_call({"name": "f", "arguments": value})])
+    return rendered
