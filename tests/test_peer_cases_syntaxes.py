@@ -2455,3 +2455,84 @@ def test_internlm2_what_is_no_call_stays_text(text: str, kind: str) -> None:
     assert result.message.tool_calls is None
     assert result.message.content == text
     assert [d.kind for d in result.diagnostics] == [kind]
+
+
+# vLLM tests/tool_parsers/test_gigachat35_tool_parser.py: GigaChat 3.5 writes DeepSeek's DSML
+# with its own prefix, <｜GCML｜…>, each parameter flagged a string or JSON.
+def _gcml(*invokes: str) -> str:
+    return "<｜GCML｜tool_calls>" + "".join(invokes) + "</｜GCML｜tool_calls>"
+
+
+def _gcml_invoke(name: str, *parameters: tuple[str, str, bool]) -> str:
+    body = "".join(
+        f'<｜GCML｜parameter name="{key}" string="{str(is_string).lower()}">{value}</｜GCML｜parameter>'
+        for key, value, is_string in parameters
+    )
+    return f'<｜GCML｜invoke name="{name}">{body}</｜GCML｜invoke>'
+
+
+GIGACHAT35 = "SberDevices-GigaChat3.5-llamacpp-branch"
+
+
+@pytest.mark.parametrize(
+    ("text", "content", "expected"),
+    [
+        (_gcml(_gcml_invoke("get_weather", ("city", "Tokyo", True))), None, [("get_weather", {"city": "Tokyo"})]),
+        (
+            _gcml(_gcml_invoke("get_weather", ("city", "Tokyo", True)), _gcml_invoke("get_time", ("timezone", "Asia/Tokyo", True))),
+            None,
+            [("get_weather", {"city": "Tokyo"}), ("get_time", {"timezone": "Asia/Tokyo"})],
+        ),
+        (
+            _gcml(_gcml_invoke(
+                "typed_args", ("string_field", '"hello"', False), ("int_field", "7", False), ("float_field", "3.5", False),
+                ("bool_field", "true", False), ("null_field", "null", False), ("array_field", "[1, 2, 3]", False),
+                ("object_field", '{"nested": true}', False),
+            )),
+            None,
+            [("typed_args", {"string_field": "hello", "int_field": 7, "float_field": 3.5, "bool_field": True,
+                             "null_field": None, "array_field": [1, 2, 3], "object_field": {"nested": True}})],
+        ),
+        (_gcml(_gcml_invoke("empty_args")), None, [("empty_args", {})]),
+        ("I will check." + _gcml(_gcml_invoke("get_weather", ("city", "Tokyo", True))), "I will check.", [("get_weather", {"city": "Tokyo"})]),
+        (_gcml(_gcml_invoke("escaped", ("text", 'line 1\\n"quoted"', True))), None, [("escaped", {"text": 'line 1\\n"quoted"'})]),
+        (_gcml(_gcml_invoke("store", ("payload", '{"a": 1}', False))), None, [("store", {"payload": {"a": 1}})]),
+        # The template's own form: the section after a blank line, a newline inside it, the end.
+        (
+            'Let me check.\n\n<｜GCML｜tool_calls>\n<｜GCML｜invoke name="get_weather">\n'
+            '<｜GCML｜parameter name="city" string="true">Paris</｜GCML｜parameter>\n</｜GCML｜invoke>\n</｜GCML｜tool_calls></s>',
+            "Let me check.",
+            [("get_weather", {"city": "Paris"})],
+        ),
+    ],
+)
+def test_gigachat35_calls(text: str, content: str | None, expected: list[tuple[str, Any]]) -> None:
+    result = parse_both(GIGACHAT35, text)
+    assert calls(result) == expected
+    assert result.message.content == content
+    assert result.finish_reason == "tool_calls"
+    assert result.diagnostics == []
+
+
+# The same suite's malformed outputs: nothing raises and no character is lost. A call cut
+# short after its name is that call (`length`); a section that opens no call is text.
+@pytest.mark.parametrize(
+    ("text", "call", "kinds"),
+    [
+        ('<｜GCML｜tool_calls><｜GCML｜invoke name="broken">', "broken", ["unclosed_tool_call"]),
+        (
+            '<｜GCML｜tool_calls><｜GCML｜parameter name="x">1</｜GCML｜parameter>',
+            None,
+            ["malformed_tool_call", "stray_delimiter", "stray_delimiter"],
+        ),
+        ("<｜GCML｜tool_calls></｜GCML｜tool_calls>", None, ["malformed_tool_call"]),
+    ],
+)
+def test_gigachat35_malformed_calls_keep_their_text(text: str, call: str | None, kinds: list[str]) -> None:
+    result = parse_both(GIGACHAT35, text)
+    assert result.reassemble() == text
+    assert [d.kind for d in result.diagnostics] == kinds
+    if call is None:
+        assert result.message.content == text and result.message.tool_calls is None
+    else:
+        assert calls(result) == [(call, {})] and result.finish_reason == "length"

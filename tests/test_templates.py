@@ -220,6 +220,8 @@ CALL_SYNTAX: dict[str, str] = {
     "NVIDIA-Nemotron-Nano-9B-v2": "toolcall_list",
     # <|action_start|><|plugin|>\n{...}<|action_end|>
     "vLLM-InternLM2-tool": "internlm2",
+    # DeepSeek's DSML spelled <｜GCML｜...>
+    "SberDevices-GigaChat3.5-llamacpp-branch": "gcml",
     # <tool_calls>\n{"name": ..., "arguments": ...}\n{...}\n</tool_calls>: one object a line
     "MiniMax-M1": "minimax_m1",
     # <|START_ACTION|>[{"tool_call_id": "0", "tool_name": ..., "parameters": ...}]<|END_ACTION|>
@@ -687,6 +689,7 @@ TOOL_ROUND_TRIP_GAPS = {
     "SwissAI-Apertus-8B-Instruct": "writes the answer after a tool's result with neither a header nor an end, which is not read back",
     "ServiceNow-Apriel-1.5-15b-Thinker-unsloth": "without a system message it writes the tools block differently and adds a system turn",
     "ServiceNow-Apriel-1.5-15b-Thinker-unsloth-llamacpp-first": "without a system message it writes the tools block differently and adds a system turn",
+    "SberDevices-GigaChat3.5-llamacpp-branch": "writes a turn naming the available functions after each user message and tool result, which is not read back",
 }
 
 

@@ -643,17 +643,29 @@ MUSE = replace(
     description='to=NAME<|message|><atem:function_calls><atem:invoke name="NAME"><atem:parameter name="KEY">VALUE</atem:parameter>…',
     spellings=_ATEM.spellings + spelled(("ADDRESS", (" to=",)), ("ADDRESS_END", ("<|message|>",))),
 )
+# DeepSeek's DSML: each parameter's own flag says whether its value is a string or JSON, and
+# the templates write the section after a blank line.
+_FLAGGED_PARAMETERS: dict[str, Any] = {
+    "param_name_end": ('" string="true">', '" string="false">'),
+    "gap": "\n\n",
+    "typed_by": {'" string="true">': "string", '" string="false">': "json"},
+    "untyped_parameters": True,
+}
 DSML = _invoke(
     "dsml",
     "｜DSML｜",
     # V3.2's section, and V4's
     ("function_calls", "tool_calls"),
     '<｜DSML｜function_calls><｜DSML｜invoke name="NAME"><｜DSML｜parameter name="KEY" string="true">VALUE…',
-    param_name_end=('" string="true">', '" string="false">'),
-    gap="\n\n",  # the templates write the section after a blank line
-    # The parameter's own flag says whether its value is a string or JSON.
-    typed_by={'" string="true">': "string", '" string="false">': "json"},
-    untyped_parameters=True,
+    **_FLAGGED_PARAMETERS,
+)
+# GigaChat 3.5 writes the same with a prefix of its own.
+GCML = _invoke(
+    "gcml",
+    "｜GCML｜",
+    "tool_calls",
+    '<｜GCML｜tool_calls><｜GCML｜invoke name="NAME"><｜GCML｜parameter name="KEY" string="true">VALUE…',
+    **_FLAGGED_PARAMETERS,
 )
 # The whitespace GLM-4.5 writes between its tags (a newline and an indent, or nothing), and
 # what models write there beside it (a blank line, a Windows line end).
@@ -813,6 +825,7 @@ CANDIDATES: tuple[CallSyntax, ...] = (
     MINIMAX_M3,
     MUSE,
     DSML,
+    GCML,
     HERMES,
     KIMI,
     MISTRAL,
