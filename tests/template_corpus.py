@@ -69,6 +69,8 @@ def special_tokens(path: Path) -> dict[str, str]:
         return {"bos_token": "<｜begin▁of▁sentence｜>", "eos_token": "<｜end▁of▁sentence｜>"}
     if "<|start_header_id|>" in source:
         return {"bos_token": "<|begin_of_text|>", "eos_token": "<|eot_id|>"}
+    if "<global_setting>" in source:
+        return {"bos_token": "<s>", "eos_token": "</s>"}  # ERNIE 4.5: ChatML turns, its own tokens
     if "<|im_start|>" in source:
         return {"eos_token": "<|im_end|>"}
     if "<|START_OF_TURN_TOKEN|>" in source:

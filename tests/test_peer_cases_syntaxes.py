@@ -983,14 +983,17 @@ def test_command_r7b_answers_open_with_the_header_the_model_writes(template: str
 
 
 # Found by fuzzing the answers R7B's template writes: after a thinking block the model writes
-# the header too (as Command A Reasoning does), whole or after a prompt that closed thinking.
+# the header too (as Command A Reasoning does), whole or after the prompt that leaves thinking to
+# it (``enable_thinking``; the tool-use template writes the chatbot's header after every
+# conversation, asked for or not, and closes thinking there unless it is enabled).
 @pytest.mark.parametrize(
     "template", ["CohereForAI-c4ai-command-r7b-12-2024-tool_use", "CohereForAI-c4ai-command-r7b-12-2024-tool_use-llamacpp-first"]
 )
 @pytest.mark.parametrize("with_prompt", [False, True])
 def test_command_r7b_writes_its_header_after_its_thinking(template: str, with_prompt: bool) -> None:
     codec = codec_for(template)
-    prompt = codec.render([{"role": "user", "content": "hi"}], add_generation_prompt=True) if with_prompt else None
+    question = [{"role": "user", "content": "hi"}]
+    prompt = codec.render(question, add_generation_prompt=True, enable_thinking=True) if with_prompt else None
     text = "<|START_THINKING|>plan<|END_THINKING|><|START_RESPONSE|>Hello<|END_RESPONSE|>"
     result = parse_both(template, text, prompt=prompt)
     assert (result.message.reasoning_content, result.message.content) == ("plan", "Hello")

@@ -26,6 +26,7 @@ from chatcodec.formats.probe import (
     probe_call,
     probe_tool,
     read_framing,
+    without_unasked_prompt,
 )
 from chatcodec.formats.calls import CANDIDATES, HERMES, CallSyntax
 from chatcodec.formats.syntax import (
@@ -55,7 +56,7 @@ def derive_format(
     ends its answer with the template's footer or with its end-of-sequence token: both end it.
     ``reasoning_tags`` are the reasoning markers where the caller knows them (the template may
     never write them)."""
-    probes = Probes(render, template_source)
+    probes = Probes(without_unasked_prompt(render), template_source)
     framing = read_framing(name, probes)
     turn_tags = [*framing.headers.values(), *framing.footers.values()]
     if (
@@ -243,7 +244,7 @@ def with_answer_opening(probes: Probes, framing: Framing, reasoning: ReasoningSy
                 break
     answer_open = rest if rest.strip(WHITESPACE) else ""
     answer_close = ""
-    closing = dict(KNOWN_ANSWER_TAGS).get(answer_open, "")
+    closing = dict(KNOWN_ANSWER_TAGS).get(answer_open.strip(WHITESPACE), "")
     if closing and framing.end and framing.end[0].startswith(closing):
         # The template closes the answer before the turn ends (Kimi K3's
         # <|close|>response<|sep|>, then <|close|>message<|sep|>…): its calls come after

@@ -358,8 +358,11 @@ def grammar_piece(framing: Framing, reserved: frozenset[str] = frozenset()) -> F
         if framing.answer_open
         else None
     )
+    # (A blank line after it too: ERNIE 4.5 writes one between the answer and its calls.)
     answer_close_terminal = (
-        optional("ANSWER_CLOSE", {before + framing.answer_close + after for before in ("", "\n") for after in ("", "\n")}) if framing.answer_close else None
+        optional("ANSWER_CLOSE", {before + framing.answer_close + after for before in ("", "\n") for after in ("", "\n", "\n\n")})
+        if framing.answer_close
+        else None
     )
 
     rules: list[str] = []

@@ -161,6 +161,40 @@ class FramingNotFound(UnsupportedTemplateError):
     """The template's output does not show where each message lies."""
 
 
+def without_unasked_prompt(render: Render) -> Render:
+    """``render``, or where the template writes the generation prompt whether or not it is
+    asked for (ERNIE 4.5 Thinking ends every conversation with ``<|im_start|>assistant\n<think>\n``),
+    a render that leaves that prompt out unless it is asked for: read as part of the last turn,
+    it would hide where a turn ends and where an answer begins."""
+    try:
+        asked = render([_user()], add_generation_prompt=True)
+        unasked = render([_user()], add_generation_prompt=False)
+        with_answer = render([_user(), _assistant()], add_generation_prompt=False)
+        two_turns = render([_user(), _assistant(), _user(USER_2)], add_generation_prompt=False)
+    except ChatCodecError:
+        return render
+    if asked != unasked or USER not in unasked or ASSISTANT not in with_answer:
+        return render
+    head = unasked[: unasked.index(USER)]
+    after = unasked[unasked.index(USER) + len(USER) :]
+    # The prompt opens the answer's turn as the user's turn is opened: it begins where the
+    # last token the user's header is made of stands again after the user's text, leaving a
+    # footer before it.
+    tails = [after[after.rfind(token) :] for token in {m.group() for m in _TOKEN.finditer(head[-64:])} if 0 < after.rfind(token)]
+    tails = [tail for tail in tails if with_answer.endswith(tail) and two_turns.endswith(tail) and tail.strip(WHITESPACE)]
+    if not tails:
+        return render
+    tail = max(tails, key=len)
+
+    def asked_for(*args: Any, add_generation_prompt: bool = False, **kwargs: Any) -> str:
+        text = render(*args, add_generation_prompt=add_generation_prompt, **kwargs)
+        if not add_generation_prompt and text.endswith(tail):
+            return text[: len(text) - len(tail)]
+        return text
+
+    return asked_for
+
+
 def derive_framing(name: str, render: Render, template_source: str) -> Framing:
     """Read a framing off the template's output (see the module docstring)."""
     return read_framing(name, Probes(render, template_source))
