@@ -2539,3 +2539,37 @@ def test_gigachat35_malformed_calls_keep_their_text(text: str, call: str | None,
         assert result.message.content == text and result.message.tool_calls is None
     else:
         assert calls(result) == [(call, {})] and result.finish_reason == "length"
+
+
+# ERNIE 4.5 Thinking's template writes the generation prompt after every conversation, asked
+# for or not, and wraps an answer's text in <response> tags before its Hermes calls (as its
+# template writes an answer, and as vLLM's ernie45 parser reads the calls).
+ERNIE45 = "Baidu-ERNIE-4.5-21B-A3B-Thinking"
+_WEATHER = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+_SEARCH = '<tool_call>\n{"name": "search", "arguments": {"query": "rain"}}\n</tool_call>'
+
+
+@pytest.mark.parametrize(
+    ("text", "content", "expected"),
+    [
+        ("Plan.\n</think>\n\n<response>\nIt is sunny.\n</response>\n<|im_end|>", "It is sunny.", []),
+        (
+            "Plan.\n</think>\n\n<response>\nLet me check.\n</response>\n\n\n" + _WEATHER + "\n<|im_end|>",
+            "Let me check.",
+            [("get_weather", {"city": "Paris"})],
+        ),
+        ("Plan.\n</think>\n\n" + _WEATHER + "\n<|im_end|>", None, [("get_weather", {"city": "Paris"})]),
+        ("Plan.\n</think>\n\n" + _WEATHER + "\n" + _SEARCH + "\n<|im_end|>", None, [("get_weather", {"city": "Paris"}), ("search", {"query": "rain"})]),
+    ],
+)
+def test_ernie45_answers_and_calls(text: str, content: str | None, expected: list[tuple[str, Any]]) -> None:
+    codec = codec_for(ERNIE45)
+    prompt = codec.render([{"role": "user", "content": "hi"}], add_generation_prompt=True)
+    # (What it writes unasked is the generation prompt, not the end of the user's turn.)
+    assert codec.format.source is not None and codec.format.source.generation_prompt == "<|im_start|>assistant\n<think>\n"
+    result = parse_both(ERNIE45, text, prompt=prompt)
+    assert result.message.reasoning_content == "Plan."
+    assert result.message.content == content
+    assert calls(result) == expected
+    assert result.finish_reason == ("tool_calls" if expected else "stop")
+    assert result.diagnostics == []
