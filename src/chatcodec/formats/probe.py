@@ -163,7 +163,7 @@ class FramingNotFound(UnsupportedTemplateError):
 
 def without_unasked_prompt(render: Render) -> Render:
     """``render``, or where the template writes the generation prompt whether or not it is
-    asked for (ERNIE 4.5 Thinking ends every conversation with ``<|im_start|>assistant\n<think>\n``),
+    asked for (ERNIE 4.5 Thinking ends every conversation with ``<|im_start|>assistant\\n<think>\\n``),
     a render that leaves that prompt out unless it is asked for: read as part of the last turn,
     it would hide where a turn ends and where an answer begins."""
     try:
@@ -177,9 +177,9 @@ def without_unasked_prompt(render: Render) -> Render:
         return render
     head = unasked[: unasked.index(USER)]
     after = unasked[unasked.index(USER) + len(USER) :]
-    # The prompt opens the answer's turn as the user's turn is opened: it begins where the
-    # last token the user's header is made of stands again after the user's text, leaving a
-    # footer before it.
+    # The prompt opens the answer's turn as the user's turn is opened: it begins where a token
+    # of the user's header stands again after the user's text, a footer before it. The longest
+    # such tail that ends every conversation is the prompt.
     tails = [after[after.rfind(token) :] for token in {m.group() for m in _TOKEN.finditer(head[-64:])} if 0 < after.rfind(token)]
     tails = [tail for tail in tails if with_answer.endswith(tail) and two_turns.endswith(tail) and tail.strip(WHITESPACE)]
     if not tails:
