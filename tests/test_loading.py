@@ -204,6 +204,35 @@ def test_unknown_template(given: str, expected: str) -> None:
     assert str(caught.value).startswith(expected)
 
 
+def test_a_templates_text_loads_as_its_file_does() -> None:
+    # (What a server holds: ``tokenizer.chat_template``, or a template sent with a request.)
+    path = CORPUS / "Qwen3-0.6B.jinja"
+    source = path.read_text(encoding="utf-8")
+    from_text = chatcodec.load(source, special_tokens={"eos_token": "<|im_end|>"})
+    from_file = chatcodec.load(path, special_tokens={"eos_token": "<|im_end|>"})
+    assert from_text.name == "chat_template"
+    assert from_text.special_tokens == {"eos_token": "<|im_end|>"}
+    conversation = [*MESSAGES, {"role": "assistant", "content": "Hello.", "reasoning_content": "Greet."}]
+    assert from_text.render(conversation) == from_file.render(conversation)
+    assert from_text.format.name == "chat_template"
+    message = from_text.parse("<think>\nGreet.\n</think>\n\nHello.")
+    assert (message.reasoning_content, message.content) == ("Greet.", "Hello.")
+    assert chatcodec.load("{{ messages | length }} messages").render(MESSAGES) == "2 messages"
+
+
+def test_a_templates_text_takes_no_template_name() -> None:
+    with pytest.raises(chatcodec.TemplateNotFoundError, match="only applies to model folders, not to a template's text"):
+        chatcodec.load("{{ bos_token }}", template_name="tool_use")
+
+
+@pytest.mark.parametrize("given", ["x" * 5000, "a/" + "b" * 5000, "nul\x00inside"])
+def test_names_no_file_system_takes_are_template_not_found(given: str) -> None:
+    # (Too long for a file name, or holding a NUL: the file system refuses to look them up.)
+    with pytest.raises(chatcodec.TemplateNotFoundError) as caught:
+        chatcodec.load(given)
+    assert len(str(caught.value)) < 400  # the name is cut short in the message
+
+
 def test_folder_problems_are_template_not_found(tmp_path: Path) -> None:
     empty = model_folder(tmp_path, config={"bos_token": "<s>"})
     with pytest.raises(chatcodec.TemplateNotFoundError, match="no chat template found"):

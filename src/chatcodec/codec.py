@@ -504,7 +504,9 @@ def load(
     family: str | None = None,
     reasoning_tags: tuple[str, str] | None = None,
 ) -> Codec:
-    """Load a codec: a bundled template name (``"qwen3"``), a ``.jinja`` file, or a model folder.
+    """Load a codec: a bundled template name (``"qwen3"``), a ``.jinja`` file, a model folder,
+    or a template's own text (a string holding Jinja tags: ``tokenizer.chat_template``, a
+    template from a request), named ``chat_template``.
 
     ``template_name`` picks a named template in a model folder (e.g. ``"tool_use"``);
     ``special_tokens`` overrides bos/eos/...; ``clock`` fixes what ``strftime_now`` sees;

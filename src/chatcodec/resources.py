@@ -22,8 +22,10 @@ def bundled_template_names() -> list[str]:
 
 
 def bundled_template_path(name: str) -> Path | None:
-    path = resource_dir("templates") / f"{name}.jinja"
-    return path if path.is_file() else None
+    # (Looked up among the names, not on the file system: any string may come here.)
+    if name not in bundled_template_names():
+        return None
+    return resource_dir("templates") / f"{name}.jinja"
 
 
 def grammar_text(family: str) -> str:

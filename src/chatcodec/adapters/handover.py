@@ -45,7 +45,7 @@ _WARNED: set[str] = set()
 
 def codec_for(tokenizer: Any) -> Codec:
     """The codec for a server's tokenizer: its own chat template, or the one named by
-    ``CHATCODEC_TEMPLATE`` (a bundled name, a ``.jinja`` file, a model folder) for servers
+    ``CHATCODEC_TEMPLATE`` (a bundled name, a ``.jinja`` file, a model folder, the template's text) for servers
     started with another template; ``CHATCODEC_FAMILY`` names the format if needed. A tokenizer
     with no chat template gets the bundled template whose turn marker is in its vocabulary."""
     family = os.environ.get(FAMILY_VARIABLE) or None

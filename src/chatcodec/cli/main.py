@@ -406,7 +406,7 @@ def _one_line_errors(p: argparse.ArgumentParser) -> None:
 def _add_template_options(p: argparse.ArgumentParser) -> None:
     """One-line errors, and the template to use (every command but ``templates`` and ``demo``)."""
     _one_line_errors(p)
-    p.add_argument("--template", "-t", required=True, help="bundled name, .jinja file or model folder")
+    p.add_argument("--template", "-t", required=True, help="bundled name, .jinja file, model folder, or the template's text")
     p.add_argument("--template-name", help="a named template in a model folder (e.g. tool_use)")
     p.add_argument(
         "--reasoning-tags",

@@ -48,13 +48,32 @@ class TemplateSource:
     tool_use_source: str | None = None
 
 
+# What a template's own text holds and no name or path does: Jinja's tags (as vLLM's
+# ``--chat-template`` tells a template from a file name).
+TEMPLATE_MARKS = ("{{", "{%", "{#")
+# The name a template given as text goes by.
+INLINE_TEMPLATE_NAME = "chat_template"
+
+
+def is_template_source(name_or_path: str | Path) -> bool:
+    """Is this a template's text (a string holding Jinja tags) rather than a name or a path?"""
+    return isinstance(name_or_path, str) and any(mark in name_or_path for mark in TEMPLATE_MARKS)
+
+
 def find_template(name_or_path: str | Path, *, template_name: str | None = None) -> TemplateSource:
-    """Resolve a bundled template name, a ``.jinja`` file or a model folder to its source.
+    """Resolve a bundled template name, a ``.jinja`` file, a model folder, or a template's own
+    text (a string holding Jinja tags, such as ``tokenizer.chat_template``) to its source.
 
     A bundled name wins over a folder of the same name in the working directory; write
     ``./qwen3`` for the folder.
     """
     text = str(name_or_path)
+    if is_template_source(name_or_path):
+        if template_name is not None:
+            raise TemplateNotFoundError(
+                f"template_name={template_name!r} only applies to model folders, not to a template's text"
+            )
+        return TemplateSource(source=text, name=INLINE_TEMPLATE_NAME)
     bundled = bundled_template_path(text) if _could_be_bundled_name(text) else None
     if bundled is not None:
         if template_name is not None:
@@ -67,9 +86,13 @@ def find_template(name_or_path: str | Path, *, template_name: str | None = None)
             special_tokens=dict(BUNDLED_SPECIAL_TOKENS.get(text, {})),
         )
     path = Path(name_or_path)
-    if path.is_dir():
+    try:
+        is_dir, is_file = path.is_dir(), path.is_file()
+    except (OSError, ValueError):  # (a name too long for the file system, a NUL in it)
+        raise TemplateNotFoundError(_not_found_message(text)) from None
+    if is_dir:
         return _from_model_dir(path, template_name)
-    if path.is_file():
+    if is_file:
         if template_name is not None:
             raise TemplateNotFoundError(
                 f"template_name={template_name!r} only applies to model folders, not to {text!r}"
@@ -78,12 +101,18 @@ def find_template(name_or_path: str | Path, *, template_name: str | None = None)
     raise TemplateNotFoundError(_not_found_message(text))
 
 
+# A name or path longer than this is cut short in an error message.
+MAX_SHOWN_NAME = 120
+
+
 def _could_be_bundled_name(text: str) -> bool:
     return bool(text) and "/" not in text and "\\" not in text and not text.startswith(".")
 
 
 def _not_found_message(text: str) -> str:
     bundled = ", ".join(bundled_template_names())
+    if len(text) > MAX_SHOWN_NAME:
+        text = text[:MAX_SHOWN_NAME] + "…"
     if "/" in text or "\\" in text or text.endswith(".jinja"):
         return (
             f"template not found: {text!r} is not an existing .jinja file or model folder "
@@ -91,7 +120,7 @@ def _not_found_message(text: str) -> str:
         )
     return (
         f"unknown template {text!r}: the bundled templates are {bundled}; "
-        "or give a path to a .jinja file or a model folder"
+        "or give a path to a .jinja file or a model folder, or the template's text"
     )
 
 
