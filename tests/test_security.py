@@ -413,6 +413,28 @@ def test_a_macro_is_not_refused_for_what_it_is_given(tmp_path: Path) -> None:
             chatcodec.load(template).render([{"role": "user", "content": "x" * 5_000}])
 
 
+@pytest.mark.parametrize(
+    ("body", "given"),
+    [
+        ("{{ x * 1000 }}", "messages[0].content"),  # repeats the caller's text
+        ("{{ (x ~ x ~ x) | length }}", "messages[0].content"),
+        (
+            "{% set ns = namespace(s=x) %}{% for _ in range(12) %}{% set ns.s = ns.s + ns.s %}{% endfor %}{{ ns.s | length }}",
+            "messages[0].content",
+        ),
+        ("{{ range(x) | list | length }}", "10 ** 9"),
+        ("{{ ' ' * x }}", "10 ** 9"),
+    ],
+)
+def test_what_a_macro_does_with_what_it_is_given_is_checked(tmp_path: Path, body: str, given: str) -> None:
+    # Macros are called without a look at their arguments: each step of their code is checked.
+    limits = chatcodec.RenderLimits(max_value=1_000, per_input=0)
+    template = tmp_path / "macro.jinja"
+    template.write_text(f"{{% macro grow(x) %}}{body}{{% endmacro %}}{{{{ grow({given}) }}}}", encoding="utf-8")
+    with chatcodec.render_limits(limits), pytest.raises(chatcodec.TemplateSecurityError):
+        chatcodec.load(template).render([{"role": "user", "content": "x" * 600}])
+
+
 def test_an_indented_json_of_the_callers_values_is_weighed_only_when_it_could_pass_the_limits() -> None:
     # A small indentation of the caller's own value always fits (the limits grow by eight times
     # the input); a large one multiplies it past them and is refused.

@@ -481,12 +481,15 @@ class ChatTemplateSandbox(ImmutableSandboxedEnvironment):
         return "".join(str(value) for value in values)
 
     def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:
+        if type(__obj) is _Macro:
+            # A macro is template code, whose every step is checked (what it builds, what it
+            # writes): what it is given needs no look, and it is safe to call (what Jinja's
+            # sandbox asks of it: no str.format method, no unsafe marks). Templates call one
+            # per tool, per parameter, per message: this is most of their calls.
+            return __context.call(__obj, *args, **kwargs)
         # Jinja passes the loop's and block's variables along as ``_loop_vars`` / ``_block_vars``
         # (``Context.call`` takes them off): they are no arguments the template gave.
         values = (*args, *(value for key, value in kwargs.items() if key not in _JINJA_CALL_KEYS)) if kwargs else args
-        # A macro is template code, whose every step is checked: what it is given needs no
-        # weighing (a macro called per parameter of each tool would walk the schemas each time).
-        weigh = type(__obj) is not jinja2.runtime.Macro
         total = 0
         for value in values:
             kind = type(value)
@@ -495,8 +498,7 @@ class ChatTemplateSandbox(ImmutableSandboxedEnvironment):
                 continue
             if kind is not bool and isinstance(value, int):
                 check_number(value, getattr(__obj, "__name__", "a function"))
-            if weigh:
-                total += weight(value)
+            total += weight(value)
         if total > _smallest_max_value:
             check_size(total)
         # Only a few str methods build something larger than what they are given (their name
@@ -511,6 +513,7 @@ class ChatTemplateSandbox(ImmutableSandboxedEnvironment):
 
 
 _JINJA_CALL_KEYS = frozenset({"_loop_vars", "_block_vars"})
+_Macro = jinja2.runtime.Macro
 # The str methods ``_check_str_method`` bounds.
 _AMPLIFYING_STR_METHODS = frozenset(
     {"format", "format_map", "ljust", "rjust", "center", "zfill", "join", "replace", "expandtabs"}
