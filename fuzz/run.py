@@ -224,13 +224,8 @@ class Inputs:
         self.other_prompts = self._other_prompts() if self.prompt is not None else []
         # A template that writes the generation prompt whether or not it is asked for (ERNIE 4.5,
         # Nemotron Mini) ends every rendered answer with it: no model writes that after its answer.
-        self.unasked_prompt = ""
-        if self.prompt is not None:
-            source = codec.format.source
-            generation_prompt = source.generation_prompt if source is not None else ""
-            unasked = codec.render([{"role": "user", "content": "hi"}], tools=TOOLS)
-            if generation_prompt and unasked == self.prompt:
-                self.unasked_prompt = generation_prompt
+        framing = codec.format.source
+        self.unasked_prompt = framing.generation_prompt if framing is not None and framing.prompt_written_unasked else ""
         self.opens_reasoning = codec.format.reasoning_opener is not None
         # A template whose history differs from its generation prompt (DeepSeek R1 and V3.2 drop
         # the think opener the prompt writes) has its answers read after the shared part.

@@ -2567,9 +2567,30 @@ def test_ernie45_answers_and_calls(text: str, content: str | None, expected: lis
     prompt = codec.render([{"role": "user", "content": "hi"}], add_generation_prompt=True)
     # (What it writes unasked is the generation prompt, not the end of the user's turn.)
     assert codec.format.source is not None and codec.format.source.generation_prompt == "<|im_start|>assistant\n<think>\n"
+    assert codec.format.source.prompt_written_unasked
     result = parse_both(ERNIE45, text, prompt=prompt)
     assert result.message.reasoning_content == "Plan."
     assert result.message.content == content
     assert calls(result) == expected
     assert result.finish_reason == ("tool_calls" if expected else "stop")
     assert result.diagnostics == []
+
+
+@pytest.mark.parametrize(
+    ("template", "unasked"),
+    [
+        (ERNIE45, True),
+        ("NVIDIA-Nemotron-Mini-4B-Instruct", True),
+        ("MadeAgents-Hammer2.1", True),
+        ("Qwen3-0.6B", False),
+        ("Llama-3.1-8B-Instruct", False),
+        ("OpenAI-gpt-oss-120b", False),
+    ],
+)
+def test_the_framing_says_whether_the_template_writes_its_prompt_unasked(template: str, unasked: bool) -> None:
+    codec = codec_for(template)
+    framing = codec.format.source
+    assert framing is not None and framing.prompt_written_unasked is unasked
+    question = [{"role": "user", "content": "hi"}]
+    written = codec.render(question) == codec.render(question, add_generation_prompt=True)
+    assert written is unasked

@@ -424,11 +424,11 @@ def _prompt_and_answer(path: Path) -> tuple[str, str]:
     except chatcodec.TemplateRenderError as exc:
         pytest.skip(f"the template refuses the question: {exc}")
     found = c.format
-    unasked = found.source.generation_prompt if found.source is not None else ""
-    if unasked and full.endswith(unasked) and c.render(QUESTION, tools=tools) == prompt:
+    framing = found.source
+    if framing is not None and framing.prompt_written_unasked and full.endswith(framing.generation_prompt):
         # The template writes the generation prompt whether or not it is asked for (Nemotron
         # Mini, ERNIE 4.5): after the answer too, where no model writes it.
-        full = full[: len(full) - len(unasked)]
+        full = full[: len(full) - len(framing.generation_prompt)]
     if full.startswith(prompt):
         return prompt, full[len(prompt) :]
     reasoning = found.reasoning

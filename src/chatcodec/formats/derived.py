@@ -56,8 +56,11 @@ def derive_format(
     ends its answer with the template's footer or with its end-of-sequence token: both end it.
     ``reasoning_tags`` are the reasoning markers where the caller knows them (the template may
     never write them)."""
-    probes = Probes(without_unasked_prompt(render), template_source)
+    asked_only = without_unasked_prompt(render)
+    probes = Probes(asked_only, template_source)
     framing = read_framing(name, probes)
+    if asked_only is not render:
+        framing = replace(framing, prompt_written_unasked=True)
     turn_tags = [*framing.headers.values(), *framing.footers.values()]
     if (
         eos_token

@@ -79,6 +79,10 @@ class Framing:
     # escaped.
     tool_content_json: bool = False
     generation_prompt: str = ""
+    # The template writes the generation prompt after every conversation, asked for or not
+    # (ERNIE 4.5 Thinking, Nemotron Mini): a rendered answer ends with it, where no model
+    # writes it. The framing is read as if it were written only when asked for.
+    prompt_written_unasked: bool = False
     # What the generation prompt writes after the assistant header, under which template keywords.
     prefills: tuple[tuple[str, tuple[tuple[str, object], ...]], ...] = ()
     tools_block: ToolsBlock | None = None
