@@ -73,8 +73,8 @@ class _Budget:
     Neither measures the caller's values up front. The limits start at their configured values
     and grow by ``per_input`` for each character of the caller's values the first time a value
     or the output reaches one (the values are measured then, once). A container of the caller's
-    (four levels deep: the render's variables, ``messages`` and ``tools``, each message and tool,
-    and the containers in those: a message's calls, a tool's function) is measured the first
+    (at every depth: the render's variables, ``messages`` and ``tools``, each message and tool,
+    and the containers in those, down to a schema's properties) is measured the first
     time a template weighs it, and remembered, so that weighing ``messages`` in a loop stays
     linear. Most renders weigh a few of them, or none.
     """
@@ -94,9 +94,9 @@ class _Budget:
         self._grown = False
 
     def is_callers(self, container: object) -> bool:
-        """Is ``container`` one of the caller's containers (down to four levels, see the class)?"""
+        """Is ``container`` one of the caller's containers (at any depth, see the class)?"""
         if self._roots is None:
-            self._roots = _containers(self._values, depth=4)
+            self._roots = _containers(self._values)
         return id(container) in self._roots
 
     def bounds(self, value: object, factor: int = 1) -> bool:
@@ -114,11 +114,11 @@ class _Budget:
         self.max_output += self._per_input * size
 
 
-def _containers(values: Iterable[Any], depth: int) -> set[int]:
-    """The ids of the lists, tuples and dicts in ``values``, down to ``depth`` levels."""
+def _containers(values: Iterable[Any]) -> set[int]:
+    """The ids of the lists, tuples and dicts in ``values``, at every depth."""
     found: set[int] = set()
     level = [value for value in values if type(value) in _CONTAINERS]
-    for _ in range(depth):
+    while level:
         following: list[Any] = []
         for container in level:
             if id(container) in found:
