@@ -390,6 +390,7 @@ class NoFileLoader(jinja2.BaseLoader):
 
 
 _DICT_ATTRIBUTES = frozenset(dir(dict))
+_STR_ATTRIBUTES = frozenset(dir(str))
 _SAFE_ATTRIBUTES: dict[tuple[type, str], bool] = {}
 _SAFE_ATTRIBUTES_SIZE = 4096  # attribute names come from templates: bounded all the same
 
@@ -430,6 +431,15 @@ class ChatTemplateSandbox(ImmutableSandboxedEnvironment):
             except (TypeError, LookupError):
                 return self.undefined(obj=obj, name=attribute)
         return super().getattr(obj, attribute)
+
+    def getitem(self, obj: Any, argument: Any) -> Any:
+        # ``content | selectattr('type', ...)`` on a message whose content is text asks each
+        # character for its ``type`` (Llama 3.2 Vision's templates): a string has no item named
+        # by a string, nor an attribute but its methods. Answered as Jinja answers it, without
+        # raising and catching two exceptions per character.
+        if type(obj) is str and type(argument) is str and argument not in _STR_ATTRIBUTES:
+            return self.undefined(obj=obj, name=argument)
+        return super().getitem(obj, argument)
 
     def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
         # Jinja's answer depends on the object's type and the name alone (which types are
