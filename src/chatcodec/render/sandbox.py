@@ -117,16 +117,17 @@ class _Budget:
 def _containers(values: Iterable[Any]) -> set[int]:
     """The ids of the lists, tuples and dicts in ``values``, at every depth."""
     found: set[int] = set()
-    level = [value for value in values if type(value) in _CONTAINERS]
-    while level:
-        following: list[Any] = []
-        for container in level:
-            if id(container) in found:
-                continue
-            found.add(id(container))
-            items = container.values() if type(container) is dict else container
-            following += [item for item in items if type(item) in _CONTAINERS]
-        level = following
+    pending = [value for value in values if type(value) in _CONTAINERS]
+    # (One loop, no comprehension per container: a render asks this once, and a conversation
+    # holds a few dozen containers, a schema's properties most of them.)
+    while pending:
+        container = pending.pop()
+        if id(container) in found:
+            continue
+        found.add(id(container))
+        for item in container.values() if type(container) is dict else container:
+            if type(item) in _CONTAINERS:
+                pending.append(item)
     return found
 
 
