@@ -214,8 +214,13 @@ class Inputs:
         grammar = codec.format.grammar
         self.spellings = sorted(grammar.spellings)
         self.prompt: str | None
+        # Variables of its own a template needs to render at all (firefunction v2's
+        # ``functions``): given to every render here, as a caller would.
+        self.variables = dict.fromkeys(codec.template_variables, "")
         try:
-            self.prompt = codec.render([{"role": "user", "content": "hi"}], tools=TOOLS, add_generation_prompt=True)
+            self.prompt = codec.render(
+                [{"role": "user", "content": "hi"}], tools=TOOLS, add_generation_prompt=True, **self.variables
+            )
         except chatcodec.ChatCodecError:
             self.prompt = None
         # Other prompts the same template writes: thinking switched on or off by the variables
@@ -248,7 +253,7 @@ class Inputs:
         prompts: list[str] = []
         for messages, variables in conversations:
             try:
-                prompt = self.codec.render(messages, tools=TOOLS, add_generation_prompt=True, **variables)
+                prompt = self.codec.render(messages, tools=TOOLS, add_generation_prompt=True, **self.variables, **variables)
             except chatcodec.ChatCodecError:
                 continue
             if prompt != self.prompt and prompt not in prompts:
@@ -313,7 +318,7 @@ class Inputs:
                     for call, id_ in zip(answer["tool_calls"], ids):
                         call["id"] = id_
                 try:
-                    full = self.codec.render([{"role": "user", "content": "hi"}, answer], tools=TOOLS)
+                    full = self.codec.render([{"role": "user", "content": "hi"}, answer], tools=TOOLS, **self.variables)
                 except chatcodec.ChatCodecError:
                     continue
                 if self.unasked_prompt and full.endswith(self.unasked_prompt):
@@ -377,7 +382,7 @@ class Inputs:
         partial = {"role": "assistant", "content": "Let me", field: "Let me"}
         try:
             self._source_prompt = self.codec.render(
-                [{"role": "user", "content": "hi"}, partial], tools=TOOLS, continue_final_message=field
+                [{"role": "user", "content": "hi"}, partial], tools=TOOLS, continue_final_message=field, **self.variables
             )
         except chatcodec.ChatCodecError:
             pass

@@ -350,3 +350,24 @@ def test_generation_spans_match_transformers(tmp_path: Path, source: str) -> Non
     text, spans = chatcodec.load(path, special_tokens=tokens).render_with_generation_spans(CHAT)
     assert (text, spans) == (rendered[0], [tuple(span) for span in indices[0]])
     assert spans
+
+
+def test_template_variables_name_what_a_template_needs_to_render(tmp_path: Path) -> None:
+    needy = tmp_path / "needy.jinja"
+    needy.write_text(
+        "{{ 'Tools: ' + functions + '\\nToday: ' + today }}{% for m in messages %}<{{ m.role }}>{{ m.content }}</s>{% endfor %}"
+        "{% if add_generation_prompt %}<assistant>{% endif %}",
+        encoding="utf-8",
+    )
+    codec = chatcodec.load(needy)
+    assert codec.template_variables == ["functions", "today"]
+    assert codec.describe()["template_variables"] == ["functions", "today"]
+    # The format is read with them empty; a render still needs them, as transformers' does.
+    assert codec.format.source is not None and codec.format.source.headers["user"] == "<user>"
+    with pytest.raises(chatcodec.TemplateRenderError, match="'functions' is undefined"):
+        codec.render(MESSAGES)
+    assert codec.render(MESSAGES, functions="[]", today="Monday").startswith("Tools: []\nToday: Monday<system>")
+    assert chatcodec.load("qwen3").template_variables == []
+    raising = tmp_path / "raising.jinja"
+    raising.write_text("{{ raise_exception('no') }}", encoding="utf-8")
+    assert chatcodec.load(raising).template_variables == []

@@ -2594,3 +2594,44 @@ def test_the_framing_says_whether_the_template_writes_its_prompt_unasked(templat
     question = [{"role": "user", "content": "hi"}]
     written = codec.render(question) == codec.render(question, add_generation_prompt=True)
     assert written is unasked
+
+
+# llama.cpp test-chat.cpp (FireFunction): firefunction v2's template writes variables of its own,
+# `functions` and `datetime`, into its system prompt, and renders nothing without them. Its
+# format is read with each given as an empty string; the caller gives them when rendering.
+FIREFUNCTION_V2 = "Fireworks-llama-3-firefunction-v2"
+SPECIAL_FUNCTION = {
+    "type": "function",
+    "function": {
+        "name": "special_function",
+        "description": "I'm special",
+        "parameters": {"type": "object", "properties": {"arg1": {"type": "integer"}}, "required": ["arg1"]},
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("text", "content", "expected"),
+    [
+        ("Hello, world!\nWhat's up?", "Hello, world!\nWhat's up?", []),
+        (' functools[{"name": "special_function", "arguments": {"arg1": 1}}]', None, [("special_function", {"arg1": 1})]),
+    ],
+)
+def test_firefunction_v2_answers_and_calls(text: str, content: str | None, expected: list[tuple[str, Any]]) -> None:
+    codec = codec_for(FIREFUNCTION_V2)
+    assert codec.template_variables == ["functions", "datetime"]
+    with pytest.raises(chatcodec.TemplateRenderError, match="'functions' is undefined"):
+        codec.render([{"role": "user", "content": "Hey there!"}])
+    variables = {"functions": json.dumps([SPECIAL_FUNCTION["function"]]), "datetime": "Jul 26 2024"}
+    question = [{"role": "user", "content": "Hey there!"}]
+    prompt = codec.render(question, tools=[SPECIAL_FUNCTION], add_generation_prompt=True, **variables)
+    assert prompt.endswith("Hey there!<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n")
+    result = parse_both(FIREFUNCTION_V2, text, prompt=prompt, tools=[SPECIAL_FUNCTION])
+    assert result.message.content == content
+    assert calls(result) == expected
+    assert result.finish_reason == ("tool_calls" if expected else "stop")
+    assert result.diagnostics == []
+    # Rendered back, the answer is the text (llama.cpp's reconstruction); the template writes the
+    # generation prompt after every conversation.
+    again = codec.render([*question, result.message], tools=[SPECIAL_FUNCTION], **variables)
+    assert again == prompt + text + "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n"

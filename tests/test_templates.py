@@ -28,9 +28,6 @@ CLOCK = datetime(2024, 7, 26)
 NO_FRAMING = {
     "Bofenghuang-vigogne-2-70b-chat": "every turn is spelled by the user's text alone ([INST] wraps it with no header)",
     "Fireworks-firefunction-v1": "needs a 'functions' message first",
-    "Fireworks-llama-3-firefunction-v2": "needs a 'functions' variable",
-    "llama-3-firefunction-v2": "needs a 'functions' variable",
-    "Google-shieldgemma-27b": "a classifier prompt: needs a 'guideline' variable",
     "IBM-granite-guardian-3.0-2b": "a classifier prompt: the answer is not a turn",
     "Meta-Llama-Guard-3-1B": "a classifier prompt: the user's text is not written as given",
     "Ollama-index-chatqa-32": "no delimiter between a system prompt and the turns (no LALR grammar can tell)",
@@ -242,7 +239,10 @@ CALL_SYNTAX: dict[str, str] = {
     ),
     **dict.fromkeys(["SwissAI-Apertus-8B-Instruct", "SwissAI-Apertus-8B-Instruct-llamacpp-first"], "apertus"),
     "cogito-v1-preview-llama-3B": "json_list",  # a bare [{"name": ..., "arguments": ...}]
-    **dict.fromkeys(["Microsoft-Phi-4-mini-instruct", "Microsoft-Phi-4-mini-reasoning"], "functools"),  # functools[{...}]
+    **dict.fromkeys(
+        ["Microsoft-Phi-4-mini-instruct", "Microsoft-Phi-4-mini-reasoning", "Fireworks-llama-3-firefunction-v2", "llama-3-firefunction-v2"],
+        "functools",
+    ),  # functools[{...}]
     "AllenAI-Olmo-3.1-32B-Instruct": "olmo3",  # <function_calls>f(a='x')\ng(n=2)</function_calls>
     "vLLM-Llama-4-pythonic": "pythonic_list",  # [f(a="x"), g(n=2)] as the whole answer
     # to=NAME<|message|><atem:function_calls><atem:invoke name="NAME">...
@@ -309,6 +309,7 @@ ROUND_TRIP_GAPS = {
     "DeepSeek-coder-1.3b-instruct": "a system prompt replaces the default one without a delimiter",
     "DeepSeek-coder-33B-instruct-TheBloke-AWQ": "the answer header doubles as the user turn's footer",
     "Google-gemma-4-31B-it": "the generation prompt writes an empty thought channel the turns never have",
+    "Google-shieldgemma-27b": "a classifier prompt: a policy question around the conversation, which reads back as one turn",
     "Google-gemma-4-31B-it-interleaved": "the generation prompt writes an empty thought channel the turns never have",
     "Google-gemma-4-31B-it-interleaved-llamacpp-first": "the generation prompt writes an empty thought channel",
     "Google-gemma-4-fix21326": "the generation prompt writes an empty thought channel the turns never have",

@@ -19,6 +19,7 @@ from chatcodec.errors import (
 from chatcodec.formats import format_for_template, format_named
 from chatcodec.formats.base import Format
 from chatcodec.formats.describe import describe
+from chatcodec.formats.probe import template_variables
 from chatcodec.render.loading import TemplateSource, find_template, template_from_tokenizer
 from chatcodec.check.masks import RenderedConversation
 from chatcodec.messages import (
@@ -69,6 +70,7 @@ class Codec:
         self._needs = template_needs(template.source)
         self._format: Format | None = format_named(family) if family else None
         self._reasoning_tags = _checked_tags(reasoning_tags)
+        self._probe_variables: dict[str, str] | None = None  # (``template_variables``)
 
     @property
     def format(self) -> Format:
@@ -92,14 +94,29 @@ class Codec:
         return self.format
 
     def _probe_render(self, messages: MessagesInput, **kwargs: Any) -> str:
+        variables = self._probe_variables
+        if variables is None:
+            variables = self._probe_variables = template_variables(self._plain_render)
+        return self.render(messages, on_special_tokens="ignore", **{**variables, **kwargs})
+
+    def _plain_render(self, messages: MessagesInput, **kwargs: Any) -> str:
         return self.render(messages, on_special_tokens="ignore", **kwargs)
+
+    @property
+    def template_variables(self) -> list[str]:
+        """The variables of its own the template needs to render at all (firefunction v2's
+        ``functions`` and ``datetime``): pass them to ``render``. Reading its format gives it
+        each as an empty string."""
+        if self._probe_variables is None:
+            self._probe_variables = template_variables(self._plain_render)
+        return list(self._probe_variables)
 
     def describe(self) -> dict[str, Any]:
         """What chatcodec found in the template (what ``chatcodec inspect`` prints): the
         framing's delimiters, the reasoning and call syntax (or why calls are not parsed), and
         capabilities: system and tool roles, tools rendered, where reasoning is kept, parallel
-        calls, ``{% generation %}``."""
-        return describe(self.name, self.format, self._probe_render, self.source)
+        calls, ``{% generation %}``; the variables of its own the template needs."""
+        return {**describe(self.name, self.format, self._probe_render, self.source), "template_variables": self.template_variables}
 
     # -- parsing -----------------------------------------------------------------------------
 

@@ -83,6 +83,9 @@ def _terminal_order(name: str) -> tuple[int, str]:
 def as_text(description: dict[str, Any]) -> str:
     """The description for people: one fact a line."""
     lines = [f"template: {description['template']}"]
+    if description.get("template_variables"):
+        names = ", ".join(description["template_variables"])
+        lines.append(f"needs variables of its own: {names} (pass them to render; read here as empty strings)")
     framing = description["framing"]
     if framing["read_from_template"]:
         lines.append("framing: read from the template's output")

@@ -161,6 +161,32 @@ class FramingNotFound(UnsupportedTemplateError):
     """The template's output does not show where each message lies."""
 
 
+# Jinja's error for a name the template reads and nobody gave it.
+_UNDEFINED_NAME = re.compile(r"'([A-Za-z_][A-Za-z0-9_]*)' is undefined")
+# Names a render always gives (a template that finds one undefined has another problem).
+_GIVEN_NAMES = frozenset({"messages", "tools", "add_generation_prompt"})
+MAX_TEMPLATE_VARIABLES = 4
+
+
+def template_variables(render: Render) -> dict[str, str]:
+    """The variables of its own a template needs to render a conversation at all, each as an
+    empty string (firefunction v2 adds ``functions`` and ``datetime`` to its system prompt):
+    what reading its format gives it, where the caller gives them when rendering. Empty for
+    a template that renders without."""
+    needed: dict[str, str] = {}
+    while True:
+        try:
+            render([_user()], add_generation_prompt=True, **needed)
+        except ChatCodecError as exc:
+            missing = _UNDEFINED_NAME.search(str(exc))
+            name = missing.group(1) if missing is not None else None
+            if name is None or name in needed or name in _GIVEN_NAMES or len(needed) >= MAX_TEMPLATE_VARIABLES:
+                return {}
+            needed[name] = ""
+            continue
+        return needed
+
+
 def without_unasked_prompt(render: Render) -> Render:
     """``render``, or where the template writes the generation prompt whether or not it is
     asked for (ERNIE 4.5 Thinking ends every conversation with ``<|im_start|>assistant\\n<think>\\n``),
