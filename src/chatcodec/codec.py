@@ -94,29 +94,30 @@ class Codec:
         return self.format
 
     def _probe_render(self, messages: MessagesInput, **kwargs: Any) -> str:
-        variables = self._probe_variables
-        if variables is None:
-            variables = self._probe_variables = template_variables(self._plain_render)
-        return self.render(messages, on_special_tokens="ignore", **{**variables, **kwargs})
+        return self._plain_render(messages, **{**self._variables_read_with(), **kwargs})
 
     def _plain_render(self, messages: MessagesInput, **kwargs: Any) -> str:
         return self.render(messages, on_special_tokens="ignore", **kwargs)
+
+    def _variables_read_with(self) -> dict[str, str]:
+        if self._probe_variables is None:
+            self._probe_variables = template_variables(self._plain_render)
+        return self._probe_variables
 
     @property
     def template_variables(self) -> list[str]:
         """The variables of its own the template needs to render at all (firefunction v2's
         ``functions`` and ``datetime``): pass them to ``render``. Reading its format gives it
         each as an empty string."""
-        if self._probe_variables is None:
-            self._probe_variables = template_variables(self._plain_render)
-        return list(self._probe_variables)
+        return list(self._variables_read_with())
 
     def describe(self) -> dict[str, Any]:
         """What chatcodec found in the template (what ``chatcodec inspect`` prints): the
         framing's delimiters, the reasoning and call syntax (or why calls are not parsed), and
         capabilities: system and tool roles, tools rendered, where reasoning is kept, parallel
         calls, ``{% generation %}``; the variables of its own the template needs."""
-        return {**describe(self.name, self.format, self._probe_render, self.source), "template_variables": self.template_variables}
+        found = describe(self.name, self.format, self._probe_render, self.source)
+        return {**found, "template_variables": self.template_variables}
 
     # -- parsing -----------------------------------------------------------------------------
 
