@@ -520,14 +520,15 @@ FEATURE_TEMPLATES: dict[str, str] = {
     "whitespace-control": (
         "  {% for m in messages %}\n  {{ m.role }}\n  {% endfor %}\n  {%- if true %}\nend  \n{% endif %}"
     ),
-    # A message's text asked for items and attributes, as templates written for a list of
-    # parts do (Llama 3.2 Vision: each character asked for its ``type``).
+    # A message and its text asked for items and attributes, as templates written for a list
+    # of parts do (Llama 3.2 Vision: each character asked for its ``type``).
     "string-items": (
         "{% for m in messages %}{% if m.content is string %}"
         "{{ m.content | selectattr('type', 'equalto', 'image') | list | length }}"
         "{{ m.content['type'] is defined }}{{ m.content['startswith'] is defined }}"
         "{{ m.content['strip']() if m.content['strip'] is defined }}|"
-        "{% endif %}{% endfor %}"
+        "{% endif %}{{ m['role'] }}{{ m['missing'] is defined }}{{ m['items'] is defined }}{{ m[0] is defined }}"
+        "{% endfor %}"
     ),
     "tool-call-fields": (
         "{% for m in messages %}{% for c in m.tool_calls or [] %}{{ c | tojson }}\n"

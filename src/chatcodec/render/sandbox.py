@@ -434,11 +434,20 @@ class ChatTemplateSandbox(ImmutableSandboxedEnvironment):
         return super().getattr(obj, attribute)
 
     def getitem(self, obj: Any, argument: Any) -> Any:
-        # ``content | selectattr('type', ...)`` on a message whose content is text asks each
-        # character for its ``type`` (Llama 3.2 Vision's templates): a string has no item named
-        # by a string, nor an attribute but its methods. Answered as Jinja answers it, without
-        # raising and catching two exceptions per character.
-        if type(obj) is str and type(argument) is str and argument not in _STR_ATTRIBUTES:
+        # Answered as Jinja's sandbox answers, without the exceptions it raises and catches on
+        # the way where the answer is known: ``message['role']`` on a plain dict (most lookups),
+        # a key it lacks that names no dict method, and ``content | selectattr('type', ...)`` on
+        # a message whose content is text, which asks each character for its ``type`` (Llama 3.2
+        # Vision's templates): a string has no item named by a string, nor an attribute but its
+        # methods.
+        kind = type(obj)
+        if kind is dict:
+            try:
+                return obj[argument]
+            except (TypeError, LookupError):
+                if type(argument) is str and argument not in _DICT_ATTRIBUTES:
+                    return self.undefined(obj=obj, name=argument)
+        elif kind is str and type(argument) is str and argument not in _STR_ATTRIBUTES:
             return self.undefined(obj=obj, name=argument)
         return super().getitem(obj, argument)
 
