@@ -374,7 +374,17 @@ sandboxed_range.__name__ = "range"  # what templates call it, for error messages
 
 
 class _GuardedCodeGenerator(CodeGenerator):
-    """Compiles ``a ~ b`` through the environment, so that it is size-checked like ``a + b``."""
+    """Compiles ``a ~ b`` through the environment, so that it is size-checked like ``a + b``,
+    and ``a + b`` straight to its check (not through ``call_binop``'s dispatch on the operator:
+    a template adds up hundreds of strings)."""
+
+    @optimizeconst
+    def visit_Add(self, node: jinja2.nodes.Add, frame: Frame) -> None:
+        self.write("environment.checked_add(")
+        self.visit(node.left, frame)
+        self.write(", ")
+        self.visit(node.right, frame)
+        self.write(")")
 
     @optimizeconst
     def visit_Concat(self, node: jinja2.nodes.Concat, frame: Frame) -> None:
@@ -462,17 +472,21 @@ class ChatTemplateSandbox(ImmutableSandboxedEnvironment):
                 _SAFE_ATTRIBUTES[key] = known
         return known
 
+    def checked_add(self, left: Any, right: Any) -> Any:
+        """``left + right``, refused where the sum would pass the limits."""
+        if isinstance(left, str) and isinstance(right, str):
+            # Most additions join two strings (or Markup, which ``tojson`` returns): their
+            # size is their lengths, checked inline (a template adds up hundreds of them).
+            size = len(left) + len(right)
+            if size > _smallest_max_value:
+                check_size(size)
+        elif isinstance(left, (str, list, tuple)) and isinstance(right, (str, list, tuple)):
+            check_weight(left, right)
+        return left + right
+
     def call_binop(self, context: Any, operator_name: str, left: Any, right: Any) -> Any:
         if operator_name == "+":
-            if isinstance(left, str) and isinstance(right, str):
-                # Most additions join two strings (or Markup, which ``tojson`` returns): their
-                # size is their lengths, checked inline (a template adds up hundreds of them).
-                size = len(left) + len(right)
-                if size > _smallest_max_value:
-                    check_size(size)
-            elif isinstance(left, (str, list, tuple)) and isinstance(right, (str, list, tuple)):
-                check_weight(left, right)
-            return left + right
+            return self.checked_add(left, right)
         if operator_name == "*":
             for sequence, count in ((left, right), (right, left)):
                 if isinstance(sequence, (str, list, tuple)) and isinstance(count, int):
