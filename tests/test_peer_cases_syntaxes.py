@@ -2591,6 +2591,7 @@ def test_the_framing_says_whether_the_template_writes_its_prompt_unasked(templat
     codec = codec_for(template)
     framing = codec.format.source
     assert framing is not None and framing.prompt_written_unasked is unasked
+    assert codec.describe()["framing"]["generation_prompt_written_unasked"] is unasked
     question = [{"role": "user", "content": "hi"}]
     written = codec.render(question) == codec.render(question, add_generation_prompt=True)
     assert written is unasked

@@ -32,6 +32,7 @@ def describe(template_name: str, found: Format, render: Render, template_source:
             "end": list(source.end),
             "tool_results_merged_with": source.tool_separator or None,
             "generation_prompt": source.generation_prompt,
+            "generation_prompt_written_unasked": source.prompt_written_unasked,
             "prefills": [{"text": text, "keywords": dict(keywords)} for text, keywords in source.prefills],
             "answer_lead": source.lead,
             "answer_open": source.answer_open,
@@ -105,7 +106,8 @@ def as_text(description: dict[str, Any]) -> str:
             lines.append(f"  {role}: header {_show(parts['header'])}{footer}")
         if framing["end"]:
             lines.append("  end of an answer: " + " or ".join(_show(end) for end in framing["end"]))
-        lines.append(f"  generation prompt: {_show(framing['generation_prompt'])}")
+        unasked = " (written after every conversation, asked for or not)" if framing.get("generation_prompt_written_unasked") else ""
+        lines.append(f"  generation prompt: {_show(framing['generation_prompt'])}{unasked}")
         for prefill in framing["prefills"]:
             if prefill["text"] or prefill["keywords"]:
                 keywords = ", ".join(f"{k}={v!r}" for k, v in prefill["keywords"].items()) or "by default"
