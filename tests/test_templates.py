@@ -368,7 +368,7 @@ TOOLS = [
 def tools_needed(path: Path) -> list[dict[str, Any]] | None:
     """Tools for templates written for tool use, which render nothing without them."""
     try:
-        codec(path).render(QUESTION)
+        codec(path).render(QUESTION, **variables(path))
     except chatcodec.TemplateRenderError:
         return TOOLS
     return None
@@ -377,6 +377,13 @@ def tools_needed(path: Path) -> list[dict[str, Any]] | None:
 @cache
 def codec(path: Path) -> chatcodec.Codec:
     return chatcodec.load(path, special_tokens=special_tokens(path), clock=lambda: CLOCK)
+
+
+@cache
+def variables(path: Path) -> dict[str, str]:
+    """The variables of its own a template needs to render (firefunction v2's ``functions``),
+    given as a caller would: empty here."""
+    return dict.fromkeys(codec(path).template_variables, "")
 
 
 def format_of(path: Path) -> Format:
@@ -420,8 +427,8 @@ def _prompt_and_answer(path: Path) -> tuple[str, str]:
     c = codec(path)
     tools = tools_needed(path)
     try:
-        prompt = c.render(QUESTION, tools=tools, add_generation_prompt=True)
-        full = c.render([*QUESTION, {"role": "assistant", "content": ANSWER}], tools=tools)
+        prompt = c.render(QUESTION, tools=tools, add_generation_prompt=True, **variables(path))
+        full = c.render([*QUESTION, {"role": "assistant", "content": ANSWER}], tools=tools, **variables(path))
     except chatcodec.TemplateRenderError as exc:
         pytest.skip(f"the template refuses the question: {exc}")
     found = c.format
@@ -464,7 +471,7 @@ def test_reasoning_completion_reads_back(path: Path) -> None:
     if found.reasoning is None:
         pytest.skip("no reasoning syntax")
     c = codec(path)
-    prompt = c.render(QUESTION, tools=tools_needed(path), add_generation_prompt=True)
+    prompt = c.render(QUESTION, tools=tools_needed(path), add_generation_prompt=True, **variables(path))
     opening, closing = found.reasoning.open_tag, found.reasoning.close_tag
     if prompt.rstrip().endswith(closing):
         pytest.skip("the generation prompt closes the reasoning block")
@@ -487,7 +494,7 @@ def test_reasoning_completion_reads_back(path: Path) -> None:
 @pytest.mark.parametrize("path", [p for p in FRAMED if p.stem in HERMES_TEMPLATES], ids=lambda p: p.stem)
 def test_hermes_calls_are_read_in_any_framing(path: Path) -> None:
     c = codec(path)
-    prompt = c.render(QUESTION, tools=tools_needed(path), add_generation_prompt=True)
+    prompt = c.render(QUESTION, tools=tools_needed(path), add_generation_prompt=True, **variables(path))
     completion = 'Let me check.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
     result = c.parse_detailed(completion, prompt)
     (call,) = result.message.tool_calls or []
@@ -502,7 +509,10 @@ def test_transcripts_round_trip_and_tile(path: Path, conversation: str, generati
     format_of(path)
     try:
         report = codec(path).roundtrip(
-            CONVERSATIONS[conversation], tools=tools_needed(path), add_generation_prompt=generation_prompt
+            CONVERSATIONS[conversation],
+            tools=tools_needed(path),
+            add_generation_prompt=generation_prompt,
+            **variables(path),
         )
     except chatcodec.TemplateRenderError as exc:
         pytest.skip(f"the template refuses this conversation: {exc}")
@@ -576,7 +586,7 @@ def _call_completion(path: Path) -> tuple[str, str, list[tuple[str, dict[str, An
     answer leaves out, with the closing tag the model writes)."""
     c = codec(path)
     try:
-        prompt = c.render(QUESTION, tools=CALL_TOOLS, add_generation_prompt=True)
+        prompt = c.render(QUESTION, tools=CALL_TOOLS, add_generation_prompt=True, **variables(path))
     except chatcodec.TemplateRenderError as exc:
         pytest.skip(f"the template refuses these tools: {exc}")
     found = c.format
@@ -585,7 +595,7 @@ def _call_completion(path: Path) -> tuple[str, str, list[tuple[str, dict[str, An
     for calls in (CALLS[:1],) if path.stem in ONE_CALL_ONLY else (CALLS, CALLS[:1]):
         for ids in (None, CALL_IDS, MISTRAL_IDS):
             try:
-                full = c.render([*QUESTION, _assistant_with_calls(calls, ids)], tools=CALL_TOOLS)
+                full = c.render([*QUESTION, _assistant_with_calls(calls, ids)], tools=CALL_TOOLS, **variables(path))
             except chatcodec.TemplateRenderError:
                 continue
             answer_at = len(prompt) - len(state.prefill)
@@ -713,7 +723,7 @@ def test_tool_conversations_round_trip(path: Path) -> None:
             messages[1]["tool_calls"][0]["id"] = ids[0]
             messages[2]["tool_call_id"] = ids[0]
         try:
-            report = c.roundtrip(messages, tools=CALL_TOOLS)
+            report = c.roundtrip(messages, tools=CALL_TOOLS, **variables(path))
         except chatcodec.TemplateRenderError:
             continue
         break
