@@ -28,6 +28,7 @@ CLOCK = datetime(2024, 7, 26)
 NO_FRAMING = {
     "Bofenghuang-vigogne-2-70b-chat": "every turn is spelled by the user's text alone ([INST] wraps it with no header)",
     "Fireworks-firefunction-v1": "needs a 'functions' message first",
+    "Google-shieldgemma-27b": "a classifier prompt: the conversation is written inside its policy question",
     "IBM-granite-guardian-3.0-2b": "a classifier prompt: the answer is not a turn",
     "Meta-Llama-Guard-3-1B": "a classifier prompt: the user's text is not written as given",
     "Ollama-index-chatqa-32": "no delimiter between a system prompt and the turns (no LALR grammar can tell)",
@@ -309,7 +310,6 @@ ROUND_TRIP_GAPS = {
     "DeepSeek-coder-1.3b-instruct": "a system prompt replaces the default one without a delimiter",
     "DeepSeek-coder-33B-instruct-TheBloke-AWQ": "the answer header doubles as the user turn's footer",
     "Google-gemma-4-31B-it": "the generation prompt writes an empty thought channel the turns never have",
-    "Google-shieldgemma-27b": "a classifier prompt: a policy question around the conversation, which reads back as one turn",
     "Google-gemma-4-31B-it-interleaved": "the generation prompt writes an empty thought channel the turns never have",
     "Google-gemma-4-31B-it-interleaved-llamacpp-first": "the generation prompt writes an empty thought channel",
     "Google-gemma-4-fix21326": "the generation prompt writes an empty thought channel the turns never have",
