@@ -379,7 +379,7 @@ class _GuardedCodeGenerator(CodeGenerator):
     a template adds up hundreds of strings)."""
 
     @optimizeconst
-    def visit_Add(self, node: jinja2.nodes.Add, frame: Frame) -> None:
+    def visit_Add(self, node: jinja2.nodes.BinExpr, frame: Frame) -> None:
         self.write("environment.checked_add(")
         self.visit(node.left, frame)
         self.write(", ")
