@@ -242,6 +242,24 @@ def test_any_cut_of_a_long_answer_reads_the_same(name: str, data: st.DataObject)
     _same_run(inputs.codec, deltas, prompt=prompt, tools=tools)
 
 
+@pytest.mark.parametrize("name", sorted(fuzz.FORMATS))
+def test_a_first_delta_that_ends_with_a_delimiter_goes_on_as_the_engine_would(name: str) -> None:
+    # A first delta cut right after a delimiter that begins a longer spelling (InternLM2's
+    # ``<|action_end|>`` and ``<|action_end|>\n``), then the rest: the engine holds that
+    # delimiter back, and the end of the call it closes was given twice.
+    inputs = _inputs(name)
+    codec = inputs.codec
+    spellings = codec.format.grammar.spellings
+    for answer in inputs.valid:
+        answer = PROSE + answer
+        spans = codec.parse_detailed(answer, prompt=inputs.prompt, tools=fuzz.TOOLS).spans
+        for span in spans:
+            written = answer[span.start : span.end]
+            begins_another = any(len(other) > len(written) and other.startswith(written) for other in spellings)
+            if span.kind == "delimiter" and span.end >= MIN_WHOLE_FEED and span.end < len(answer) and begins_another:
+                _same_run(codec, [answer[: span.end], answer[span.end :]], prompt=inputs.prompt, tools=fuzz.TOOLS)
+
+
 def _longest_held_tail(spellings: list[str], text: str) -> int | None:
     """Where the longest tail of ``text`` that is a proper prefix of a spelling starts: the
     definition, one position at a time."""

@@ -19,7 +19,7 @@ from chatcodec.events import ContentDelta, Event, ReasoningDelta
 from chatcodec.formats.base import Format
 from chatcodec.parse.result import ParseResult
 from chatcodec.parse.spans import Span
-from chatcodec.parse.whole import whole_text_reader
+from chatcodec.parse.whole import WholeTextReader, whole_text_reader
 
 # A delta this long is taken for a whole completion (a model's delta is a few tokens).
 MIN_WHOLE_FEED = 256
@@ -40,7 +40,7 @@ def read_first_feed(
     if result is None:
         return None
     if held is not None:
-        at_close = _held_back(result, events, held, holds)
+        at_close = _held_back(reader, result, events, held, holds)
         return None if at_close is None else (result, events, at_close)
 
     def read_spans() -> list[Span]:
@@ -54,12 +54,14 @@ def read_first_feed(
     return result, events, []
 
 
-def _held_back(result: ParseResult, events: list[Event], at: int, holds: list[int]) -> list[Event] | None:
+def _held_back(
+    reader: WholeTextReader, result: ParseResult, events: list[Event], at: int, holds: list[int]
+) -> list[Event] | None:
     """The events of the text the engine holds back until ``close()``, taken off the end of
     ``events``; None where they cannot be told here. ``at`` is where the longest tail that
     begins any of the grammar's spellings starts; ``holds``, where in a last run of text the
     engine itself would begin to hold (its state looks for fewer spellings)."""
-    if _silent_from(result, at):
+    if _silent_from(reader, result, at):
         return []  # (delimiters, or whitespace after the end: nothing to give either way)
     last = result.spans[-1]
     end = len(result.text)
@@ -80,8 +82,15 @@ def _held_back(result: ParseResult, events: list[Event], at: int, holds: list[in
     return [kind(result.text[hold:])]
 
 
-def _silent_from(result: ParseResult, at: int) -> bool:
+def _silent_from(reader: WholeTextReader, result: ParseResult, at: int) -> bool:
     """Does the text from ``at`` on give no event? Then the engine holding it back until
     ``close()`` changes nothing: a delimiter's spelling (a rendered answer's ``<|im_end|>\\n``
-    begins ``<|im_end|>\\n<|im_start|>``), or whitespace after the end token."""
-    return all(span.kind == "delimiter" or span.kind == "unparsed" for span in result.spans if span.end > at)
+    begins ``<|im_end|>\\n<|im_start|>``), or whitespace after the end token. Not a delimiter
+    that closes a call or its name (InternLM2's ``<|action_end|>`` begins ``<|action_end|>\\n``):
+    the engine gives the call's end, or its start, once it has read that delimiter, so more
+    text after such a delta would have it give them again."""
+    return all(
+        (span.kind == "delimiter" and not reader.ends_a_call_part(span.name)) or span.kind == "unparsed"
+        for span in result.spans
+        if span.end > at
+    )

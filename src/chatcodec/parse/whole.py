@@ -703,6 +703,11 @@ class WholeTextReader:
         """The terminal ``spelling`` is with parser ``stack``, None if its state does not take it."""
         return self.grammar.state_info(self.start, stack[-1]).matcher.accepted.get(spelling)
 
+    def ends_a_call_part(self, terminal: str | None) -> bool:
+        """Does the delimiter ``terminal`` close a call, or its name? (The engine gives the
+        call's end, or its start, when it has read that delimiter to its end.)"""
+        return terminal is not None and self._roles.get(terminal) in (CALL_CLOSE, NAME_DONE)
+
     def _role_at(self, stack: tuple[int, ...], spelling: str) -> int | None:
         """What ``spelling`` would do to the message if found with parser ``stack``."""
         terminal = self._terminal_at(stack, spelling)
