@@ -253,7 +253,7 @@ class Inputs:
         prompts: list[str] = []
         for messages, variables in conversations:
             try:
-                prompt = self.codec.render(messages, tools=TOOLS, add_generation_prompt=True, **self.variables, **variables)
+                prompt = self.codec.render(messages, tools=TOOLS, add_generation_prompt=True, **{**self.variables, **variables})
             except chatcodec.ChatCodecError:
                 continue
             if prompt != self.prompt and prompt not in prompts:

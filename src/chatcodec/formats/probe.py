@@ -357,9 +357,17 @@ def read_framing(name: str, probes: Probes) -> Framing:
     return framing
 
 
-# A probe message's text (``cCu1Cc``), and the role whose message it is.
-_SENTINEL = re.compile(r"cC([a-z])\dCc")
-_SENTINEL_ROLES = {"s": "system", "u": "user", "a": "assistant", "r": "assistant", "t": "tool"}
+# Each probe message's text, and the role of the turn it belongs in.
+_SENTINEL_ROLES = {
+    SYSTEM: "system",
+    USER: "user",
+    USER_2: "user",
+    ASSISTANT: "assistant",
+    ASSISTANT_2: "assistant",
+    REASONING: "assistant",
+    TOOL_RESULT: "tool",
+    TOOL_RESULT_2: "tool",
+}
 
 
 def _check_no_text_in_delimiters(framing: Framing) -> None:
@@ -367,14 +375,13 @@ def _check_no_text_in_delimiters(framing: Framing) -> None:
     writes the conversation into one text of its own (ShieldGemma's policy question around the
     user's message), and no delimiter tells one message from another. (A template that writes
     a message's own text twice, a system prompt before the turns and in them, keeps its framing.)"""
-    for role, tags in ((role, (framing.headers[role], framing.footers.get(role, ""))) for role in framing.headers):
-        for tag in tags:
-            for found in _SENTINEL.finditer(tag):
-                if _SENTINEL_ROLES.get(found.group(1)) != role:
-                    raise FramingNotFound(
-                        f"template {framing.name!r} does not write a format chatcodec can parse: the {role} "
-                        "turn's delimiters hold another message's text (it writes the conversation inside a text of its own)"
-                    )
+    for role, header in framing.headers.items():
+        tags = header + framing.footers.get(role, "")
+        if any(sentinel in tags for sentinel, owner in _SENTINEL_ROLES.items() if owner != role):
+            raise FramingNotFound(
+                f"template {framing.name!r} does not write a format chatcodec can parse: the {role} "
+                "turn's delimiters hold another message's text (it writes the conversation inside a text of its own)"
+            )
 
 
 def _header_like(text: str, other_header: str) -> str:

@@ -111,9 +111,10 @@ def _could_be_bundled_name(text: str) -> bool:
 
 def _not_found_message(text: str) -> str:
     bundled = ", ".join(bundled_template_names())
+    looks_like_a_path = "/" in text or "\\" in text or text.endswith(".jinja")
     if len(text) > MAX_SHOWN_NAME:
         text = text[:MAX_SHOWN_NAME] + "…"
-    if "/" in text or "\\" in text or text.endswith(".jinja"):
+    if looks_like_a_path:
         return (
             f"template not found: {text!r} is not an existing .jinja file or model folder "
             f"(chatcodec reads local files only; the bundled templates are {bundled})"
