@@ -2636,3 +2636,73 @@ def test_firefunction_v2_answers_and_calls(text: str, content: str | None, expec
     # generation prompt after every conversation.
     again = codec.render([*question, result.message], tools=[SPECIAL_FUNCTION], **variables)
     assert again == prompt + text + "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n"
+
+
+# vLLM tests/tool_parsers/test_granite_20b_fc_tool_parser.py: Granite 20B FunctionCalling writes
+# each call's object after its own <function_call> tag, one call a line, and nothing closes the
+# last; text before the first is content.
+GRANITE_20B = "vLLM-granite-20b-functioncalling"
+
+
+@pytest.mark.parametrize(
+    ("text", "content", "expected"),
+    [
+        ('<function_call> {"name": "get_weather", "arguments": {"city": "Tokyo"}}', None, [("get_weather", {"city": "Tokyo"})]),
+        (
+            '<function_call> {"name": "get_weather", "arguments": {"city": "Tokyo"}}\n'
+            '<function_call> {"name": "get_time", "arguments": {"timezone": "Asia/Tokyo"}}',
+            None,
+            [("get_weather", {"city": "Tokyo"}), ("get_time", {"timezone": "Asia/Tokyo"})],
+        ),
+        ('<function_call> {"name": "refresh", "arguments": {}}', None, [("refresh", {})]),
+        (
+            'Let me check the weather for you.\n<function_call> {"name": "get_weather", "arguments": {"city": "Tokyo"}}',
+            "Let me check the weather for you.",
+            [("get_weather", {"city": "Tokyo"})],
+        ),
+        (
+            '<function_call> {\n  "name": "test_function",\n  "arguments": {\n    "string_field": "hello",\n'
+            '    "int_field": 42,\n    "float_field": 3.14,\n    "bool_field": true,\n    "null_field": null,\n'
+            '    "array_field": ["a", "b", "c"],\n    "object_field": {"nested": "value"},\n    "empty_array": [],\n'
+            '    "empty_object": {},\n    "quoted": "He said \\"hello\\"",\n    "path": "C:\\\\Users\\\\file.txt",\n'
+            '    "unicode": "emoji: 🎉"\n  }\n}',
+            None,
+            [("test_function", {"string_field": "hello", "int_field": 42, "float_field": 3.14, "bool_field": True,
+                                "null_field": None, "array_field": ["a", "b", "c"], "object_field": {"nested": "value"},
+                                "empty_array": [], "empty_object": {}, "quoted": 'He said "hello"',
+                                "path": "C:\\Users\\file.txt", "unicode": "emoji: 🎉"})],
+        ),
+        # The template's own form: the turn's end token after the last call's line.
+        ('<function_call> {"name": "get_weather", "arguments": {"city": "Paris"}}\n<|endoftext|>', None, [("get_weather", {"city": "Paris"})]),
+    ],
+)
+def test_granite_20b_fc_calls(text: str, content: str | None, expected: list[tuple[str, Any]]) -> None:
+    prompt = codec_for(GRANITE_20B).render([{"role": "user", "content": "hi"}], add_generation_prompt=True)
+    for given in (prompt, None):
+        result = parse_both(GRANITE_20B, text, prompt=given)
+        assert calls(result) == expected
+        assert result.message.content == content
+        assert result.finish_reason == "tool_calls"
+        assert result.diagnostics == []
+
+
+# The same suite's malformed outputs: a call cut short is a call said to be cut short (its
+# arguments as far as they go), and a body that is no call object stays in the content with a
+# diagnostic; JSON with no tag is content.
+@pytest.mark.parametrize(
+    ("text", "kinds", "finish", "call"),
+    [
+        ('<function_call> {"name": "func", "arguments": {', ["unclosed_tool_call"], "length", ("func", "{")),
+        ('<function_call> [{"name": "func", "arguments": {}}]', ["malformed_tool_call"], "stop", None),
+        ('<function_call> {"name": 123}', ["malformed_tool_call"], "stop", None),
+        ('{"name": "func", "arguments": {}}', [], "stop", None),
+    ],
+)
+def test_granite_20b_fc_malformed(text: str, kinds: list[str], finish: str, call: tuple[str, str] | None) -> None:
+    result = parse_both(GRANITE_20B, text)
+    assert [d.kind for d in result.diagnostics] == kinds
+    assert result.finish_reason == finish
+    if call is None:
+        assert result.message.tool_calls is None and result.message.content == text
+    else:
+        assert [(c.function.name, c.function.arguments) for c in result.message.tool_calls or []] == [call]

@@ -218,6 +218,7 @@ CALL_SYNTAX: dict[str, str] = {
     "NVIDIA-Nemotron-Nano-9B-v2": "toolcall_list",
     # <|action_start|><|plugin|>\n{...}<|action_end|>
     "vLLM-InternLM2-tool": "internlm2",
+    "vLLM-granite-20b-functioncalling": "granite_20b_fc",  # <function_call> {...} per call
     # <response>…</response>, then Hermes calls
     "Baidu-ERNIE-4.5-21B-A3B-Thinking": "hermes",
     # DeepSeek's DSML spelled <｜GCML｜...>
@@ -704,6 +705,7 @@ TOOL_ROUND_TRIP_GAPS = {
     "NVIDIA-Nemotron-Nano-9B-v2": "writes the last answer after an unclosed <think>, so it reads back as reasoning",
     "Muse-Glimmer": "writes a recipient (to=NAME) before every message and tool definitions of its own",
     "vLLM-Llama-4-pythonic": "writes its tool instructions as the system prompt, and a given system prompt otherwise",
+    "vLLM-granite-20b-functioncalling": "writes each tool definition without its description's closing quote (not JSON) and an answer of calls under a header of its own ('ASSISTANT:' without the space)",
     "Upstage-Solar-Open-100B": "writes each tool result under the call's id and name, which its header holds",
     "SwissAI-Apertus-8B-Instruct": "writes the answer after a tool's result with neither a header nor an end, which is not read back",
     "ServiceNow-Apriel-1.5-15b-Thinker-unsloth": "without a system message it writes the tools block differently and adds a system turn",

@@ -205,6 +205,19 @@ GIGACHAT = CallSyntax(
     markers=("<|function_call|>",),
 )
 
+# IBM Granite 20B FunctionCalling: each call's object after its own tag, the calls one to a line.
+GRANITE_20B_FC = CallSyntax(
+    name="granite_20b_fc",
+    piece="object_after_tag",
+    reader="json_object",
+    description='<function_call> {"name": …, "arguments": {…}}',
+    # The next call's tag ends a call; the last ends with the answer.
+    call_close=frozenset({"CALL_OPEN"}),
+    closes_at_end=True,
+    spellings=spelled(("CALL_OPEN", around("<function_call>", before="\n", after=" "))),
+    markers=("<function_call>",),
+)
+
 # GigaChat 3 writes a call as a turn of the "function call" role after the answer's text.
 GIGACHAT3 = CallSyntax(
     name="gigachat3",
@@ -840,6 +853,7 @@ CANDIDATES: tuple[CallSyntax, ...] = (
     OLMO3,
     GIGACHAT,
     GIGACHAT3,
+    GRANITE_20B_FC,
     GEMMA,
     HARMONY,
     FUNCTIONARY,
