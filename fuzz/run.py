@@ -105,6 +105,7 @@ FORMATS: dict[str, str | Variant] = {
     "gigachat3": "SberDevices-GigaChat3-10B-A1.8B",
     "gcml": "SberDevices-GigaChat3.5-llamacpp-branch",
     "granite_20b_fc": "vLLM-granite-20b-functioncalling",
+    "hyperclovax": "vLLM-HyperCLOVAX-SEED-Think-14B",
     "hunyuan": "Tencent-Hy3",
     "hunyuan_bare": Variant("Tencent-Hy3", replace=HY3_BARE_SUFFIX),
     "minicpm": "OpenBMB-MiniCPM5-1B",

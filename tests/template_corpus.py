@@ -71,6 +71,8 @@ def special_tokens(path: Path) -> dict[str, str]:
         return {"bos_token": "<|begin_of_text|>", "eos_token": "<|eot_id|>"}
     if "<global_setting>" in source:
         return {"bos_token": "<s>", "eos_token": "</s>"}  # ERNIE 4.5: ChatML turns, its own tokens
+    if "<|endofturn|>" in source:
+        return {"eos_token": "<|endofturn|>"}  # HyperCLOVA X: ChatML turns, an answer ends <|im_end|><|endofturn|>
     if "<|im_start|>" in source:
         return {"eos_token": "<|im_end|>"}
     if "<|START_OF_TURN_TOKEN|>" in source:

@@ -2706,3 +2706,67 @@ def test_granite_20b_fc_malformed(text: str, kinds: list[str], finish: str, call
         assert result.message.tool_calls is None and result.message.content == text
     else:
         assert [(c.function.name, c.function.arguments) for c in result.message.tool_calls or []] == [call]
+
+
+# vLLM tests/tool_parsers/test_hyperclovax_seed_think_14b_tool_parser.py: HyperCLOVA X SEED
+# Think 14B writes its calls as a message of their own, whose header names them, after the
+# generation prompt's ``<|im_start|>assistant``: `` -> tool/function_call\n[...]<|im_end|>``
+# (arguments under "arguments" or "parameters"). The same after its reasoning (``/think\n…``)
+# or an answer, each ended by ``<|im_end|>\n<|im_start|>assistant``.
+HYPERCLOVAX = "vLLM-HyperCLOVAX-SEED-Think-14B"
+HCX_CALLS = " -> tool/function_call\n"
+HCX_TOOLS = [
+    {"type": "function", "function": {"name": name, "parameters": {"type": "object", "properties": {}}}}
+    for name in ("get_weather", "a", "b")
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "reasoning", "content", "expected"),
+    [
+        (HCX_CALLS + '[{"name": "get_weather", "arguments": {"city": "Seoul"}}]<|im_end|>', None, None,
+         [("get_weather", {"city": "Seoul"})]),
+        (HCX_CALLS + '[{"name": "get_weather", "parameters": {"a": 1}}]<|im_end|>', None, None, [("get_weather", {"a": 1})]),
+        (HCX_CALLS + '[{"name": "a", "arguments": {"x": 1}}, {"name": "b", "arguments": {"y": 2}}]<|im_end|>', None, None,
+         [("a", {"x": 1}), ("b", {"y": 2})]),
+        # The streaming case: the text ends with the list (the server took the end tokens).
+        (HCX_CALLS + '[{"name": "get_weather", "arguments": {"city": "Seoul"}}]', None, None, [("get_weather", {"city": "Seoul"})]),
+        # The template's own form: the message's end and the stop token.
+        (HCX_CALLS + '[{"name": "get_weather", "arguments": {"city": "Seoul"}}]<|im_end|><|stop|>', None, None,
+         [("get_weather", {"city": "Seoul"})]),
+        ("/think\nI need the weather.<|im_end|>\n<|im_start|>assistant" + HCX_CALLS
+         + '[{"name": "get_weather", "arguments": {"city": "Seoul"}}]<|im_end|>', "I need the weather.", None,
+         [("get_weather", {"city": "Seoul"})]),
+        ("\nLet me check.<|im_end|>\n<|im_start|>assistant" + HCX_CALLS
+         + '[{"name": "get_weather", "arguments": {"city": "Seoul"}}]<|im_end|>', None, "Let me check.",
+         [("get_weather", {"city": "Seoul"})]),
+    ],
+)
+def test_hyperclovax_calls(text: str, reasoning: str | None, content: str | None, expected: list[tuple[str, Any]]) -> None:
+    prompt = codec_for(HYPERCLOVAX).render([{"role": "user", "content": "hi"}], tools=HCX_TOOLS, add_generation_prompt=True)
+    result = parse_both(HYPERCLOVAX, text, prompt=prompt, tools=HCX_TOOLS)
+    assert calls(result) == expected
+    assert (result.message.reasoning_content, result.message.content) == (reasoning, content)
+    assert result.finish_reason == "tool_calls"
+    assert result.diagnostics == []
+
+
+# The same suite's outputs that are no calls: the abbreviated form the model sometimes writes
+# (a bare object under its function's name, not the template's header) and plain text are the
+# answer's text. So are the reasoning and the answer the model writes without calls.
+@pytest.mark.parametrize(
+    ("text", "reasoning", "content"),
+    [
+        ('-> tool/get_current_weather\n{"city": "Seoul"}', None, '-> tool/get_current_weather\n{"city": "Seoul"}'),
+        ("I cannot find the weather right now.", None, "I cannot find the weather right now."),
+        ("\nIt is sunny.<|im_end|>", None, "It is sunny."),
+        ("/think\nSunny, I think.<|im_end|>\n<|im_start|>assistant\nIt is sunny.<|im_end|>", "Sunny, I think.", "It is sunny."),
+    ],
+)
+def test_hyperclovax_text(text: str, reasoning: str | None, content: str) -> None:
+    prompt = codec_for(HYPERCLOVAX).render([{"role": "user", "content": "hi"}], tools=HCX_TOOLS, add_generation_prompt=True)
+    result = parse_both(HYPERCLOVAX, text, prompt=prompt, tools=HCX_TOOLS)
+    assert result.message.tool_calls is None
+    assert (result.message.reasoning_content, result.message.content) == (reasoning, content)
+    assert result.finish_reason == "stop"
+    assert result.diagnostics == []

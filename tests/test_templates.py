@@ -219,6 +219,7 @@ CALL_SYNTAX: dict[str, str] = {
     # <|action_start|><|plugin|>\n{...}<|action_end|>
     "vLLM-InternLM2-tool": "internlm2",
     "vLLM-granite-20b-functioncalling": "granite_20b_fc",  # <function_call> {...} per call
+    "vLLM-HyperCLOVAX-SEED-Think-14B": "hyperclovax",  # a message of calls: <|im_start|>assistant -> tool/function_call\n[...]
     # <response>…</response>, then Hermes calls
     "Baidu-ERNIE-4.5-21B-A3B-Thinking": "hermes",
     # DeepSeek's DSML spelled <｜GCML｜...>
@@ -474,7 +475,9 @@ def test_reasoning_completion_reads_back(path: Path) -> None:
     c = codec(path)
     prompt = c.render(QUESTION, tools=tools_needed(path), add_generation_prompt=True, **variables(path))
     opening, closing = found.reasoning.open_tag, found.reasoning.close_tag
-    if prompt.rstrip().endswith(closing):
+    if c.prompt_state(prompt).prefill.rstrip().endswith(closing):
+        # (What the prompt wrote after the answer's header: HyperCLOVA X's prompt ends with a
+        # turn's end and the assistant header, its reasoning's closing, and opens no block.)
         pytest.skip("the generation prompt closes the reasoning block")
     body = f"Let me add.\n{closing}\n\n{ANSWER}"
     if prompt.endswith(opening):

@@ -95,6 +95,22 @@ class Format:
         return frozenset({"CALLS_END"}) if self.calls else frozenset()
 
     @cached_property
+    def openers_after_reasoning(self) -> frozenset[str]:
+        """Spellings of a call's opening that begin by closing the reasoning (HyperCLOVA X
+        writes its calls as a message of their own, whose header follows the reasoning's end):
+        written inside the reasoning, they end it."""
+        if self.calls is None or self.reasoning is None:
+            return frozenset()
+        closings = self.reasoning.close_spellings
+        return frozenset(
+            spelling
+            for name, options in self.calls.spellings
+            if name in self.calls.call_open
+            for spelling in options
+            if any(spelling.startswith(closing) for closing in closings)
+        )
+
+    @cached_property
     def call_traits(self) -> CallTraits:
         """What a parser of one completion asks of the call syntax, worked out once (a server
         builds a parser per request)."""

@@ -156,6 +156,24 @@ DEEPSEEK_V3 = CallSyntax(
     noncanonical=("<｜tool▁calls｜>", "<｜tool▁calls｜>function<｜tool▁sep｜>"),
 )
 
+# HyperCLOVA X SEED Think 14B: the calls are a message of their own, whose header names them
+# (``<|im_start|>assistant -> tool/function_call``), right after the generation prompt or after
+# the message before it (the reasoning, or an answer); the message ends with <|im_end|> and its
+# stop token, which a server may strip.
+_HYPERCLOVAX_OPEN = " -> tool/function_call\n"
+HYPERCLOVAX = CallSyntax(
+    name="hyperclovax",
+    piece="list_in_tags",
+    reader="json_list",
+    description='<|im_start|>assistant -> tool/function_call\\n[{"name": …, "arguments": {…}}]<|im_end|>',
+    spellings=spelled(
+        ("CALL_OPEN", (_HYPERCLOVAX_OPEN, "<|im_end|>\n<|im_start|>assistant" + _HYPERCLOVAX_OPEN)),
+        ("CALL_CLOSE", ("<|im_end|>", "<|im_end|>\n", "<|im_end|><|stop|>", "<|im_end|><|stop|>\n")),
+    ),
+    markers=(_HYPERCLOVAX_OPEN,),
+    close_is_stop_token=True,
+)
+
 # -- JSON in tags ---------------------------------------------------------------------------------
 
 def _between_tags(
@@ -854,6 +872,7 @@ CANDIDATES: tuple[CallSyntax, ...] = (
     GIGACHAT,
     GIGACHAT3,
     GRANITE_20B_FC,
+    HYPERCLOVAX,
     GEMMA,
     HARMONY,
     FUNCTIONARY,

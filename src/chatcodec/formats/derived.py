@@ -155,6 +155,13 @@ def find_reasoning(probes: Probes, framing: Framing) -> ReasoningSyntax | None:
         at_reasoning = text.index(REASONING, start)
         at_answer = text.find(ASSISTANT, at_reasoning)
         before = text[start:at_reasoning]
+        prompt = framing.generation_prompt
+        own_kind = header not in before and _own_message_header(prompt, header) and prompt in before
+        if own_kind:
+            # The reasoning is a message of its own whose header names its kind right after
+            # the generation prompt (HyperCLOVA X's ``<|im_start|>assistant/think\n``, where an
+            # answer's is ``<|im_start|>assistant\n``): the model writes the kind, the tag.
+            header = prompt
         if at_answer > at_reasoning and header in before:
             opening = before[before.rindex(header) + len(header) :].strip(WHITESPACE)
             closing_raw = text[at_reasoning + len(REASONING) : at_answer]
@@ -173,10 +180,12 @@ def find_reasoning(probes: Probes, framing: Framing) -> ReasoningSyntax | None:
                 # a line of its own (Apriel 1.6's "Here are my reasoning steps:"), which stands
                 # for the tag, and a marker ends it ("[BEGIN FINAL RESPONSE]").
                 opening = _opening_line(framing)
-            if _tag_like(opening) and _tag_like(closing) or opening and _marker_like(closing):
+            if _tag_like(opening) and _tags_on_lines(closing) or opening and _marker_like(closing):
                 after = len(closing_raw) - len(closing_raw.rstrip("\n"))
                 found = ReasoningSyntax.from_tags(opening, closing, newlines_after_close=max(2, after))
-                if closing.endswith(header) and closing != header:
+                # (A message of its own ends with the next one's header written out: HyperCLOVA X
+                # writes no shorter form, and its end alone ends every turn.)
+                if closing.endswith(header) and closing != header and not own_kind:
                     found = found.with_closings(_header_left_out(closing, header))
                 return found
     for prefill, _ in framing.prefills:
@@ -292,6 +301,17 @@ def _header_left_out(closing: str, header: str) -> tuple[str, ...]:
     token = _TOKEN.match(header)
     without_role = [end + token.group()] if token is not None and token.end() < len(header) else []
     return (end + "\n" + header, *without_role, end)
+
+
+def _own_message_header(prompt: str, header: str) -> bool:
+    """Does the generation prompt stop inside the assistant header, short of whitespace alone
+    (the model writes the newline, or a word before it)?"""
+    return bool(prompt) and header != prompt and header.startswith(prompt) and not header[len(prompt) :].strip(WHITESPACE)
+
+
+def _tags_on_lines(text: str) -> bool:
+    """A tag, or tags a line each (a message's end, then the next one's header)."""
+    return all(_tag_like(line) for line in text.split("\n"))
 
 
 def _tag_like(text: str) -> bool:

@@ -879,6 +879,8 @@ class AssistantAssembler:
             if kind in family.section_close:
                 self._section_state = None
             if kind in family.call_open:
+                if self._in_reasoning and piece.text in family.openers_after_reasoning:
+                    self._in_reasoning = False  # the opening ends the reasoning first
                 if self._in_reasoning:
                     self._begin_hold(piece, call=True)
                     self._in_reasoning = False

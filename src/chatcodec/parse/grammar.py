@@ -31,7 +31,14 @@ START_SYMBOLS = ("completion", "completion_unprompted", "transcript")
 # the next message's header left out), and it is the turn's end only where no reasoning is open.
 # A tool result's header may number it as the calls are (Kimi K3's `` index="1"<|sep|>`` after
 # a call's name and after a result's tool): one spelling, the call's where a state takes both.
-SHARED_SPELLINGS: tuple[tuple[str, str], ...] = (("THINK_CLOSE", "END"), ("NAME_END", "TOOL_NAME_END"))
+SHARED_SPELLINGS: tuple[tuple[str, str], ...] = (
+    ("THINK_CLOSE", "END"),
+    ("NAME_END", "TOOL_NAME_END"),
+    # A message of calls ends like every other turn, and like an answer whose stop token the
+    # server took (HyperCLOVA X's <|im_end|>).
+    ("CALL_CLOSE", "END"),
+    ("CALL_CLOSE", "SYSTEM_END"),
+)
 
 
 @dataclass(frozen=True)
