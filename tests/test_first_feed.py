@@ -30,7 +30,7 @@ from chatcodec.parse.first_feed import MIN_WHOLE_FEED
 from chatcodec.parse.stream import StreamParser
 from test_whole_text import FAST_TEMPLATES, FUZZ_FORMATS, _answers, _inputs, _key, fuzz
 
-_INVENTED_ID = re.compile(r"call_[0-9a-f]{24}")
+_INVENTED_ID = re.compile(r"call_[0-9a-f]{24}|[A-Za-z0-9]{9}")  # OpenAI-style, or Mistral's nine letters and digits
 PROSE = "Weighing the request against what the tools can do, one step at a time. " * 5
 
 

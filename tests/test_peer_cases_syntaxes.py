@@ -2770,3 +2770,41 @@ def test_hyperclovax_text(text: str, reasoning: str | None, content: str) -> Non
     assert (result.message.reasoning_content, result.message.content) == (reasoning, content)
     assert result.finish_reason == "stop"
     assert result.diagnostics == []
+
+
+# vLLM tests/tool_parsers/test_mistral_tool_parser.py: a call the model writes no id for gets
+# one of nine letters and digits, Mistral's shape; Mistral Small 3.2's template renders no
+# other, so a parsed answer renders back with its tool's result.
+@pytest.mark.parametrize(
+    ("template", "text"),
+    [
+        ("Mistral-Small-3.2-24B-Instruct-2506", '[TOOL_CALLS]add_this_and_that{"a": 3.5, "b": 4}'),
+        ("Mistral-7B-Instruct-v0.3-jsonschema", '[TOOL_CALLS] [{"name": "add_this_and_that", "arguments": {"a": 3.5, "b": 4}}]'),
+    ],
+)
+def test_mistral_made_up_ids_are_mistrals_and_render(template: str, text: str) -> None:
+    tools = [{"type": "function", "function": {"name": "add_this_and_that", "parameters": {"type": "object", "properties": {}}}}]
+    result = parse_both(template, text, tools=tools)
+    (call,) = result.message.tool_calls or []
+    assert len(call.id) == 9 and call.id.isalnum() and call.id.isascii()
+    rendered = codec_for(template).render(
+        [{"role": "user", "content": "add"}, result.message.to_openai(), {"role": "tool", "tool_call_id": call.id, "content": "7.5"}],
+        tools=tools,
+    )
+    assert rendered.count(call.id) >= 1 and "7.5" in rendered
+
+
+# vLLM tests/tool_parsers/test_deepseekv4_tool_parser.py: prose that quotes an invoke's opening
+# tag before the real section. The quoted tag opens a call that is text (its name runs on), and
+# the section's closing tag, which then closes no section, is text too: nothing the model wrote
+# is left out of the message. (vLLM finds the real call in the section; chatcodec does not yet.)
+@pytest.mark.parametrize(("template", "section"), [("DeepSeek-V4", "tool_calls"), ("DeepSeek-V3.2-llamacpp", "function_calls")])
+def test_dsml_quoted_invoke_keeps_every_character(template: str, section: str) -> None:
+    text = (
+        f'Documentation quotes <｜DSML｜invoke name=" literally. <｜DSML｜{section}><｜DSML｜invoke name="terminal_exec">'
+        f'<｜DSML｜parameter name="command" string="true">printf ready</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜{section}>'
+    )
+    result = parse_both(template, text, tools=["terminal_exec"])
+    assert result.message.tool_calls is None
+    assert result.message.content == text
+    assert [d.kind for d in result.diagnostics][-1] == "stray_delimiter"

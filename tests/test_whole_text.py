@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "fuzz"))
 import run as fuzz  # noqa: E402
 
 
-_INVENTED_ID = re.compile(r"call_[0-9a-f]{24}")
+_INVENTED_ID = re.compile(r"call_[0-9a-f]{24}|[A-Za-z0-9]{9}")  # OpenAI-style, or Mistral's nine letters and digits
 
 
 def _key(result: ParseResult) -> tuple[Any, ...]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import random
 import secrets
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal
 
 from pydantic import (
@@ -45,6 +45,19 @@ def new_tool_call_id() -> str:
     """A fresh OpenAI-style tool call id (``call_`` + 24 random hexadecimal characters)."""
     # (Twelve random bytes as hex: the same 96 bits as formatting an int, in half the time.)
     return "call_" + _ids.randbytes(12).hex()
+
+
+_ALPHANUMERIC = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+
+
+def new_mistral_tool_call_id() -> str:
+    """A fresh tool call id in Mistral's shape: nine letters and digits, the only ids its
+    templates render (Mistral Small 3.2's refuses any other)."""
+    return "".join(_ids.choices(_ALPHANUMERIC, k=9))
+
+
+# How each family of models writes a call's id, where a call needs one made up.
+NEW_TOOL_CALL_IDS: dict[str, Callable[[], str]] = {"openai": new_tool_call_id, "mistral": new_mistral_tool_call_id}
 
 
 class FunctionCall(BaseModel):

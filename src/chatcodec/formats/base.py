@@ -10,6 +10,7 @@ readers never name a delimiter.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from typing import NamedTuple
@@ -17,6 +18,7 @@ from typing import NamedTuple
 from chatcodec.formats.framing import Framing, FramingPiece
 from chatcodec.formats.calls import CallSyntax
 from chatcodec.formats.syntax import ReasoningSyntax
+from chatcodec.messages import NEW_TOOL_CALL_IDS
 from chatcodec.parse.grammar import FamilyGrammar, compile_grammar
 
 _DECLARE = re.compile(r"^%declare\s+(.+)$", re.MULTILINE)
@@ -109,6 +111,12 @@ class Format:
             for spelling in options
             if any(spelling.startswith(closing) for closing in closings)
         )
+
+    @cached_property
+    def new_call_id(self) -> Callable[[], str]:
+        """Makes up an id for a call the model wrote none for, in the shape its family's
+        templates render."""
+        return NEW_TOOL_CALL_IDS[self.calls.call_ids if self.calls is not None else "openai"]
 
     @cached_property
     def call_traits(self) -> CallTraits:

@@ -68,6 +68,9 @@ class CallSyntax:
     # Tokens a model writes right after a call where the syntax has no closing tag (Llama 4's
     # ``<|python_end|>``): delimiters, not text after the call.
     trailers: tuple[str, ...] = ()
+    # The shape of the ids made up for calls the model writes none for (a key of
+    # ``chatcodec.messages.NEW_TOOL_CALL_IDS``): Mistral's templates render only their own.
+    call_ids: str = "openai"
     # Terminals whose spelling equals another's are the same terminal in the grammar.
     aliases: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
 
@@ -322,6 +325,7 @@ GRANITE = CallSyntax(
 )
 MISTRAL_LIST = CallSyntax(
     name="mistral_list",
+    call_ids="mistral",
     piece="list_after_tag",
     reader="json_list",
     description='[TOOL_CALLS][{"name": …, "arguments": {…}, "id": "…"}]',
@@ -456,6 +460,7 @@ FUNCTIONARY = CallSyntax(
 )
 MISTRAL = CallSyntax(
     name="mistral",
+    call_ids="mistral",
     piece="name_arguments_open",
     reader="name_then_arguments",
     description="[TOOL_CALLS]NAME[CALL_ID]ID[ARGS]{…}",

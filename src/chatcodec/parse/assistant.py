@@ -102,6 +102,7 @@ class AssistantAssembler:
             self._content.append,
             self._reasoning.append,
             invent_ids=invent_ids,
+            new_id=family.new_call_id,
         )
         self._calls = self._tool_calls.calls
         traits = family.call_traits
@@ -872,6 +873,13 @@ class AssistantAssembler:
                 if family.calls is not None and piece.text.strip() in family.calls.noncanonical:
                     self._out.diagnose("noncanonical", piece.start, f"{piece.text!r} is not the format's own spelling")
                 return
+            if kind in family.section_close and self._section_state is None and not self._calls:
+                # It closes no section, and no call was read before it (a quoted opening tag
+                # began a call that was text): it is text too.
+                self._out.diagnose(
+                    "stray_delimiter", piece.start, f"{piece.text!r} closes no section of tool calls; kept as text"
+                )
+                self._section_state = "text"
             if kind in family.section_close and self._section_state == "text":
                 self._section_state = None
                 self._text(piece)  # closes a section that was text

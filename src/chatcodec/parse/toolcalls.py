@@ -110,10 +110,12 @@ class ToolCalls:
         add_reasoning: Callable[[str], None],
         *,
         invent_ids: bool = True,
+        new_id: Callable[[], str] = new_tool_call_id,
     ) -> None:
         # A call the text gives no id gets a fresh one, except when reading a transcript, where
         # the conversation is what the text says and no more.
         self._invent_ids = invent_ids
+        self._new_id = new_id
         self._announced_ids: list[str] = []  # ids given out already for the first calls
         self.calls: list[ToolCallBlock] = []  # accepted calls, in order
         self._tool_names = tool_names
@@ -179,7 +181,7 @@ class ToolCalls:
         elif index < len(self._announced_ids):
             call.id = self._announced_ids[index]
         else:
-            call.id = new_tool_call_id() if self._invent_ids else None
+            call.id = self._new_id() if self._invent_ids else None
         self.calls.append(call)
         if self.before_start is not None:
             self.before_start()

@@ -27,7 +27,7 @@ from typing import Any
 from chatcodec.check.special_tokens import TOKEN_SHAPE
 from chatcodec.events import ContentDelta, Event, FinishReason, ReasoningDelta, ToolCallArgumentsDelta, ToolCallEnd, ToolCallStart
 from chatcodec.formats.base import Format
-from chatcodec.messages import ToolCall, assembled_call, assembled_message, new_tool_call_id
+from chatcodec.messages import ToolCall, assembled_call, assembled_message
 from chatcodec.parse.grammar import FamilyGrammar
 from chatcodec.parse.held import HeldTails
 from chatcodec.parse.json_scan import STRICT_DECODER, is_json_object
@@ -116,6 +116,7 @@ class WholeTextReader:
 
     def __init__(self, family: Format, start: str = "completion") -> None:
         self.family = family
+        self._new_id = family.new_call_id
         self.start = start  # the grammar's start symbol: after a prompt, or with none
         self.grammar: FamilyGrammar = family.grammar
         # (For a stream's whole first delta: built with the reader, once per format.)
@@ -337,7 +338,7 @@ class WholeTextReader:
                         if call_name is None or call_arguments is None:
                             return None
                         in_call = False
-                        calls.append(assembled_call(call_id or new_tool_call_id(), call_name, call_arguments))
+                        calls.append(assembled_call(call_id or self._new_id(), call_name, call_arguments))
                         if events is not None:
                             _add_call_events(events, len(calls) - 1, calls[-1:])
                     elif role != NAME_DONE or call_name is None or call_arguments is not None:
@@ -571,7 +572,7 @@ class WholeTextReader:
         if matched is None or matched.end() != stop or not is_json_object(arguments):
             return None
         parts = (at, start, brace + 1, separator_name, closing_name)
-        return stop, after_call, assembled_call(new_tool_call_id(), name, arguments), parts
+        return stop, after_call, assembled_call(self._new_id(), name, arguments), parts
 
     def _named_call(
         self, text: str, pos: int, end: int, move: _Move, tools: frozenset[str] | None
@@ -636,7 +637,7 @@ class WholeTextReader:
         ):
             shape = (separator, separator_at, "}" + closing, closing_at, edge[2], separator_name, edge[0])
             self._remember(first_edges, _SHAPE, shape)
-        call_id = written if self._name_is_id else new_tool_call_id()
+        call_id = written if self._name_is_id else self._new_id()
         parts = (name_end, start, arguments_end, separator_name, edge[0])
         return found.end(), edge[2], assembled_call(call_id, name, arguments), parts
 
