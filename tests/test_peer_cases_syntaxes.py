@@ -2808,3 +2808,26 @@ def test_dsml_quoted_invoke_keeps_every_character(template: str, section: str) -
     assert result.message.tool_calls is None
     assert result.message.content == text
     assert [d.kind for d in result.diagnostics][-1] == "stray_delimiter"
+
+
+# vLLM tests/tool_parsers/test_minimax_m2_tool_parser.py (issue #32827): MiniMax-M2 models may
+# echo the schema into a tag, ``<parameter name="command" type="string">``. The name and the key
+# are read without the attributes (the key was ``command" type="string``), said to be
+# noncanonical.
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('<minimax:tool_call><invoke name="fn"><parameter name="command" type="string">ls -la</parameter></invoke></minimax:tool_call>',
+         [("fn", {"command": "ls -la"})]),
+        ('<minimax:tool_call><invoke name="execute_command" description="Run a command"><parameter name="command" type="string">ls -la'
+         "</parameter></invoke></minimax:tool_call>", [("execute_command", {"command": "ls -la"})]),
+        ('<minimax:tool_call><invoke name="test_func" extra="ignored"><parameter name="arg1" type="string">value1</parameter>'
+         '<parameter name="arg2" description="(e.g. example)">value2</parameter></invoke></minimax:tool_call>',
+         [("test_func", {"arg1": "value1", "arg2": "value2"})]),
+    ],
+)
+def test_minimax_attributes_the_template_does_not_write(text: str, expected: list[tuple[str, Any]]) -> None:
+    result = parse_both("MiniMax-M2", text)
+    assert calls(result) == expected
+    assert result.message.content is None and result.finish_reason == "tool_calls"
+    assert {d.kind for d in result.diagnostics} == {"noncanonical"}

@@ -680,6 +680,13 @@ class XmlParametersReader(CallReader):
             key = "".join(state.pop("key_parts", [])).strip()
             if self.escaped_attributes:
                 key = _unescape_attribute(key)
+            key, attributes = _without_attributes(key)
+            if attributes:
+                self.calls.diagnose(
+                    "noncanonical",
+                    state.get("key_start", piece.start),
+                    f"the parameter {key!r} is written with attributes the format does not have ({attributes}); read without them",
+                )
             if "<" in key and key.rfind(">") > key.find("<") and key[key.rfind(">") + 1 :].strip():
                 # A name, then another name's tags before any value
                 # (``location</arg_key><arg_key>count``): the value is the last name's.
@@ -782,6 +789,11 @@ class XmlParametersReader(CallReader):
             name = "".join(call.name_parts).strip()
             if self.escaped_attributes:
                 name = _unescape_attribute(name)
+            name, attributes = _without_attributes(name)
+            if attributes:
+                self.calls.diagnose(
+                    "noncanonical", call.start, f"the call to {name!r} is written with attributes the format does not have ({attributes}); read without them"
+                )
             if self.namespaced and "." in name and self.calls.knows(name) is False:
                 function = name.rsplit(".", 1)[1]
                 if self.calls.knows(function):
@@ -844,6 +856,20 @@ class XmlParametersReader(CallReader):
 
 
 _WRAPPERS = ("arguments", "input", "properties")
+# A name or a parameter's key in quotes, followed by attributes the template does not write
+# (MiniMax-M2 models write ``<parameter name="command" type="string">``, echoing the tool's
+# schema): the run up to the tag's end is ``command" type="string``.
+_WITH_ATTRIBUTES = re.compile(r'(?P<value>[^"]+)"(?:\s+[\w:.-]+="[^"]*")*\s+[\w:.-]+="[^"]*')
+
+
+def _without_attributes(text: str) -> tuple[str, str]:
+    """``text`` less the attributes written after it, and those attributes ("" if none)."""
+    found = _WITH_ATTRIBUTES.fullmatch(text)
+    if found is None:
+        return text, ""
+    value = found.group("value").strip()
+    return value, text[found.end("value") + 1 :].strip() + '"'
+
 
 
 def _unescape_attribute(text: str) -> str:
