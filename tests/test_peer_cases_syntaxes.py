@@ -2831,3 +2831,23 @@ def test_minimax_attributes_the_template_does_not_write(text: str, expected: lis
     assert calls(result) == expected
     assert result.message.content is None and result.finish_reason == "tool_calls"
     assert {d.kind for d in result.diagnostics} == {"noncanonical"}
+
+
+# vLLM tests/tool_parsers/test_glm47_moe_tool_parser.py: a value that spells a key's opening
+# tag, then goes on. chatcodec ends the value at the tag (it does not look ahead); the text
+# between that tag and the next key is no part of the call, and stays in the message as content
+# (it was in neither the arguments nor the content).
+@pytest.mark.parametrize("template", ["ZhipuAI-GLM-4.7-Flash", "ZhipuAI-GLM-4.6"])
+def test_glm_value_that_spells_a_key_tag_keeps_every_character(template: str) -> None:
+    tools = [
+        {"type": "function", "function": {"name": "record_value", "parameters": {"type": "object", "properties": {
+            "value": {"type": "string"}, "path": {"type": "string"}}}}}
+    ]
+    text = (
+        "<tool_call>record_value<arg_key>value</arg_key><arg_value>see <arg_key> tag</arg_value>"
+        "<arg_key>path</arg_key><arg_value>/tmp/x</arg_value></tool_call>after"
+    )
+    result = parse_both(template, text, tools=tools)
+    assert calls(result) == [("record_value", {"value": "see", "path": "/tmp/x"})]
+    assert result.message.content == " tag</arg_value><arg_key>after"
+    assert [d.kind for d in result.diagnostics] == ["malformed_tool_call", "unexpected_text"]

@@ -677,7 +677,18 @@ class XmlParametersReader(CallReader):
         elif where == "name" and kind in self._NAME_ENDS:
             self._name_done(call, piece.start)
         elif where == "param_name" and (kind in self._NAME_ENDS or kind == "PARAM_NAME_END"):
-            key = "".join(state.pop("key_parts", [])).strip()
+            raw = "".join(state.pop("key_parts", []))
+            cut = raw.rfind(">") + 1
+            if "<" in raw[:cut] and raw[cut:].strip():
+                # A name, then another name's tags before any value
+                # (``location</arg_key><arg_key>count``): the value is the last name's. What
+                # stands before it is no part of the call: content, like text between the
+                # parameters (``see <arg_key> tag</arg_value><arg_key>path``, a value that spelled
+                # the tag, keeps every character so).
+                call.error = call.error or f"the parameter {raw[: raw.find('<')].strip()!r} has no value"
+                call.after_value.append((state.get("key_start", piece.start), raw[:cut]))
+                raw = raw[cut:]
+            key = raw.strip()
             if self.escaped_attributes:
                 key = _unescape_attribute(key)
             key, attributes = _without_attributes(key)
@@ -687,11 +698,6 @@ class XmlParametersReader(CallReader):
                     state.get("key_start", piece.start),
                     f"the parameter {key!r} is written with attributes the format does not have ({attributes}); read without them",
                 )
-            if "<" in key and key.rfind(">") > key.find("<") and key[key.rfind(">") + 1 :].strip():
-                # A name, then another name's tags before any value
-                # (``location</arg_key><arg_key>count``): the value is the last name's.
-                call.error = call.error or f"the parameter {key[: key.find('<')].strip()!r} has no value"
-                key = key[key.rfind(">") + 1 :].strip()
             if key in state.get("values", {}) and call.error is None:
                 # Both are kept as written (a JSON reader takes the last): the call is not what
                 # the model meant, or a value spelled the tag (a file being written).
