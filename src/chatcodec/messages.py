@@ -57,7 +57,8 @@ def new_mistral_tool_call_id() -> str:
 
 
 # How each family of models writes a call's id, where a call needs one made up.
-NEW_TOOL_CALL_IDS: dict[str, Callable[[], str]] = {"openai": new_tool_call_id, "mistral": new_mistral_tool_call_id}
+ToolCallIdShape = Literal["openai", "mistral"]
+NEW_TOOL_CALL_IDS: dict[ToolCallIdShape, Callable[[], str]] = {"openai": new_tool_call_id, "mistral": new_mistral_tool_call_id}
 
 
 class FunctionCall(BaseModel):

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from chatcodec.formats.framing import numbered, terminal
+from chatcodec.messages import ToolCallIdShape
 from chatcodec.resources import grammar_text
 
 _TERMINAL_NAME = re.compile(r"\b[A-Z][A-Z_]*\b")
@@ -70,7 +71,7 @@ class CallSyntax:
     trailers: tuple[str, ...] = ()
     # The shape of the ids made up for calls the model writes none for (a key of
     # ``chatcodec.messages.NEW_TOOL_CALL_IDS``): Mistral's templates render only their own.
-    call_ids: str = "openai"
+    call_ids: ToolCallIdShape = "openai"
     # Terminals whose spelling equals another's are the same terminal in the grammar.
     aliases: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
 

@@ -877,7 +877,6 @@ def _without_attributes(text: str) -> tuple[str, str]:
     return value, text[found.end("value") + 1 :].strip() + '"'
 
 
-
 def _unescape_attribute(text: str) -> str:
     """An attribute value as written before its template escaped ``"`` and ``&``."""
     return text.replace("&quot;", '"').replace("&amp;", "&") if "&" in text else text
