@@ -237,6 +237,7 @@ class Inputs:
         # A template whose history differs from its generation prompt (DeepSeek R1 and V3.2 drop
         # the think opener the prompt writes) has its answers read after the shared part.
         self.prompt_of: dict[str, str] = {}
+        self.quoting: str | None = None  # the valid output whose value quotes an answer
         self.valid = self._valid_outputs()
         self._source_prompt: str | None = None  # the prompt of the valid output a case came from
         self._edges: dict[str, list[tuple[int, int]]] = {}  # where a valid output's delimiters are
@@ -263,8 +264,10 @@ class Inputs:
         return prompts
 
     def _valid_outputs(self) -> list[str]:
-        """Answers the template writes itself: content, reasoning, calls of assorted values."""
+        """Answers the template writes itself: content, reasoning, calls of assorted values (one
+        a value that quotes a whole answer with calls)."""
         out: list[str] = []
+        before_quoting: set[str] = set()
         if self.prompt is None:
             return out
         spellings = tuple(self.codec.format.grammar.spellings)
@@ -312,7 +315,19 @@ class Inputs:
                 ],
             }
         )
-        for answer in answers:
+        for answer in [*answers, None]:
+            if answer is None:
+                before_quoting = set(out)
+                # A value that quotes the format's own calls (a file being written that holds
+                # one, code about tags): the tags in it are text of the value.
+                quoted = out[-1] if out else ""
+                for end in self.codec.format.grammar.spellings_of("END")[::-1]:
+                    quoted = quoted.replace(end, "")  # (a model's end token is never text)
+                value = f'doc = """\n{quoted}\n"""\nend = "{quoted[-20:]}"'
+                answer = {"role": "assistant", "content": "", "tool_calls": [
+                    {"type": "function", "function": {"name": "search", "arguments": {"query": value, "filters": {"k": 1}}}},
+                    {"type": "function", "function": {"name": "get_weather", "arguments": {"city": quoted[:30]}}},
+                ]}  # fmt: skip
             nine = ("a1b2c3d4e", "f5g6h7i8j", "k9l0m1n2o", "p3q4r5s6t", "u7v8w9x0y")  # (Mistral's ids: 9 characters)
             for ids in (None, nine, tuple(f"functions.{call['function']['name']}:{n}" for n, call in enumerate(answer.get("tool_calls") or []))):
                 if ids and "tool_calls" in answer:
@@ -320,7 +335,9 @@ class Inputs:
                     for call, id_ in zip(answer["tool_calls"], ids):
                         call["id"] = id_
                 try:
-                    full = self.codec.render([{"role": "user", "content": "hi"}, answer], tools=TOOLS, **self.variables)
+                    full = self.codec.render(
+                        [{"role": "user", "content": "hi"}, answer], tools=TOOLS, on_special_tokens="ignore", **self.variables
+                    )
                 except chatcodec.ChatCodecError:
                     continue
                 if self.unasked_prompt and full.endswith(self.unasked_prompt):
@@ -335,6 +352,8 @@ class Inputs:
                     out.append(full[shared:])
                     self.prompt_of[full[shared:]] = full[:shared]
                     break
+        if out and out[-1] not in before_quoting:
+            self.quoting = out[-1]
         return out
 
     def cases(self) -> Iterator[Case]:

@@ -147,12 +147,6 @@ def test_text_after_a_calls_arguments_is_content(template: str, text: str, conte
             "JUNK",
             {"a": "x"},
         ),
-        (
-            "Qwen-Qwen3-Coder",
-            "<tool_call>\n<function=f>\n<parameter=a>\n<p>one</parameter> and two\n</parameter>\n</function>\n</tool_call>",
-            " and two\n</parameter>",
-            {"a": "<p>one"},
-        ),
         ("ZhipuAI-GLM-4.6", "<tool_call>f\n<arg_key>a</arg_key>\n<arg_value>x</arg_value>\nJUNK\n</tool_call>", "JUNK", {"a": "x"}),
         (
             "MiniMax-M2",
@@ -2834,9 +2828,8 @@ def test_minimax_attributes_the_template_does_not_write(text: str, expected: lis
 
 
 # vLLM tests/tool_parsers/test_glm47_moe_tool_parser.py: a value that spells a key's opening
-# tag, then goes on. chatcodec ends the value at the tag (it does not look ahead); the text
-# between that tag and the next key is no part of the call, and stays in the message as content
-# (it was in neither the arguments nor the content).
+# tag, then goes on. The tag is text of the value: a closing tag follows, and the name after
+# it never ends (see tests/test_xml_value_tags.py).
 @pytest.mark.parametrize("template", ["ZhipuAI-GLM-4.7-Flash", "ZhipuAI-GLM-4.6"])
 def test_glm_value_that_spells_a_key_tag_keeps_every_character(template: str) -> None:
     tools = [
@@ -2848,6 +2841,6 @@ def test_glm_value_that_spells_a_key_tag_keeps_every_character(template: str) ->
         "<arg_key>path</arg_key><arg_value>/tmp/x</arg_value></tool_call>after"
     )
     result = parse_both(template, text, tools=tools)
-    assert calls(result) == [("record_value", {"value": "see", "path": "/tmp/x"})]
-    assert result.message.content == " tag</arg_value><arg_key>after"
-    assert [d.kind for d in result.diagnostics] == ["malformed_tool_call", "unexpected_text"]
+    assert calls(result) == [("record_value", {"value": "see <arg_key> tag", "path": "/tmp/x"})]
+    assert result.message.content == "after"
+    assert result.diagnostics == []

@@ -268,7 +268,9 @@ class AssistantAssembler:
                         continue
                     piece = Piece(piece.kind, piece.text[cut:], out.base, run_start=piece.run_start, json=piece.json)
                 else:
-                    self._straddling_delimiter(piece, out.base - piece.start)
+                    # (A tag in an XML value the engine held until the completion told whether
+                    # it ends the value may lie in the prompt whole.)
+                    self._straddling_delimiter(piece, min(len(piece.text), out.base - piece.start))
                     continue
             hold = self._hold
             if hold is not None:

@@ -18,6 +18,7 @@ from chatcodec.errors import GrammarError
 from chatcodec.parse.grammar import JSON_READ, JSON_SHAPES, FamilyGrammar, StateInfo
 from chatcodec.parse.json_scan import JsonWalk
 from chatcodec.parse.lexer import Found
+from chatcodec.parse.value_ends import CANDIDATES, NO_CALL, VALUE, CallSoFar, ValueEnds
 
 STRAY = "STRAY"  # free text where the grammar accepts none (e.g. after the end token)
 # The text ended inside a delimiter: a special token, then the start of what must follow it
@@ -102,6 +103,11 @@ class Engine:
     _in_reasoning = False
     _before_call: tuple[int, ...] | None = None
     _after_call_open = False  # the last delimiter opened a call
+    # Given (XML parameters), it tells whether a tag spelled in a value ends it; the engine
+    # follows the call it is in for it, and holds the text from such a tag until it tells.
+    value_ends: ValueEnds | None = None
+    call_so_far: CallSoFar = NO_CALL
+    _judging = False  # the text from ``_pos`` on is held until ``value_ends`` tells
 
     def watch_reasoning(
         self,
@@ -162,6 +168,8 @@ class Engine:
         end = start + len(text)
         if self.json_body is not None:
             self.value_text_of = self.json_body.continue_value(text, start, end)
+        if self.value_ends is not None:
+            self.call_so_far = ValueEnds.after_text(self.call_so_far, self.run, text)
         self.offset = end
         self._buffer = ""
         self._pos = 0
@@ -192,6 +200,8 @@ class Engine:
             start = self.offset + self._pos
             if self.json_body is not None:
                 self.json_body.scan(text, start, start + len(text))
+            if self.value_ends is not None:
+                self.call_so_far = ValueEnds.after_text(self.call_so_far, run, text)
             self.offset = start + len(text)
             self._buffer = ""
             self._pos = 0
@@ -235,7 +245,7 @@ class Engine:
         as one token). A completion's only: a rendered conversation ends where the renderer
         stopped."""
         held = self._buffer[self._pos :]
-        if not held or self._start == "transcript" or TOKEN_SHAPE.match(held) is None:
+        if not held or self._judging or self._start == "transcript" or TOKEN_SHAPE.match(held) is None:
             return None
         body = self.json_body
         if body is not None and body.holds_in_string(self.offset + self._pos, held):
@@ -270,6 +280,22 @@ class Engine:
                 if at is True:
                     break  # could still become a delimiter: wait for more text
                 if isinstance(at, Found) and not at.stray and self._valid_here(at.terminal):
+                    if (
+                        self.value_ends is not None
+                        and at.terminal in CANDIDATES
+                        and info.free_text == VALUE
+                        and self.call_so_far.where == "value"
+                    ):
+                        # A tag right where a value begins (``<arg_value></arg_value>x``).
+                        ends = self.value_ends.ends_value(
+                            self.call_so_far, at.terminal, buffer, pos, at.end, final, self.offset
+                        )
+                        self._judging = ends is None
+                        if ends is None:
+                            break
+                        if not ends:
+                            self._start_run(VALUE, pos)  # (the search below finds it again)
+                            continue
                     pos = self._delimiter(out, buffer, at)
                     continue
                 self._start_run(info.free_text, pos)
@@ -307,6 +333,21 @@ class Engine:
                 piece.stray_delimiter = found.terminal
                 pos = found.end
                 continue
+            if self.run == VALUE and self.value_ends is not None and found.terminal in CANDIDATES:
+                ends = self.value_ends.ends_value(
+                    self.call_so_far, found.terminal, buffer, found.start, found.end, final, self.offset
+                )
+                self._judging = ends is None
+                if ends is not True:
+                    if found.start > pos:
+                        self._text(out, buffer[pos : found.start], pos)
+                    if ends is None:
+                        pos = found.start
+                        break
+                    # The value spells the tag: text of it.
+                    self._text(out, buffer[found.start : found.end], found.start)
+                    pos = found.end
+                    continue
             if found.start > pos:
                 self._text(out, buffer[pos : found.start], pos)
             self.run = None
@@ -362,12 +403,16 @@ class Engine:
         piece = Piece(self.run or STRAY, text, start, run_start=self._run_fresh, json=body)
         self._run_fresh = False
         out.append(piece)
+        if self.value_ends is not None:
+            self.call_so_far = ValueEnds.after_text(self.call_so_far, self.run, text)
         return piece
 
     def _delimiter(self, out: list[Piece], buffer: str, found: Found) -> int:
         text = buffer[found.start : found.end]
         if self._watched is not None:
             self._watch(found.terminal)
+        if self.value_ends is not None:
+            self.call_so_far = ValueEnds.after_delimiter(self.call_so_far, found.terminal)
         self._step(found.terminal)
         out.append(Piece(found.terminal, text, self.offset + found.start, delimiter=True, run_start=True))
         return found.end

@@ -22,6 +22,7 @@ from chatcodec.parse.result import ParseResult
 from chatcodec.parse.json_scan import STRING_SPECIAL, ValueScanner
 from chatcodec.parse.spans import Span
 from chatcodec.parse.toolcalls import ToolCallBlock
+from chatcodec.parse.value_ends import value_ends_for
 
 _BUILT = frozenset({"_engine", "_assembler", "_pending"})  # what ``StreamParser._build`` sets
 BLOCK = 4096  # deltas between two joins of the text gathered so far
@@ -76,6 +77,7 @@ class StreamParser:
         engine.watch_reasoning(
             family.reasoning_open, family.reasoning_close, family.call_open, family.call_close, family.reasoning_ends
         )
+        engine.value_ends = value_ends_for(family.grammar, schemas)
         assembler = self._assembler = AssistantAssembler(family, tools=self._tool_names, schemas=schemas, strict=strict)
         # A long text yields many pieces: they are handed to the assembler as they are read, so
         # the JSON the engine decoded for each call is let go once the call is read. (The

@@ -21,6 +21,7 @@ from chatcodec.formats.base import Format
 from chatcodec.errors import ChatCodecError
 from chatcodec.messages import Message, tool_names_and_schemas
 from chatcodec.parse.spans import Span
+from chatcodec.parse.value_ends import value_ends_for
 
 
 @dataclass
@@ -124,6 +125,7 @@ class TranscriptReader:
         """Read the text, whole or fed in ``chunks`` (which must join to it): the engine gives
         the same pieces either way."""
         engine = Engine(self.grammar, "transcript")
+        engine.value_ends = value_ends_for(self.grammar, None)
         for chunk in [self.text] if chunks is None else chunks:
             for piece in engine.feed(chunk):
                 self._piece(piece)
