@@ -2789,19 +2789,19 @@ def test_mistral_made_up_ids_are_mistrals_and_render(template: str, text: str) -
 
 
 # vLLM tests/tool_parsers/test_deepseekv4_tool_parser.py: prose that quotes an invoke's opening
-# tag before the real section. The quoted tag opens a call that is text (its name runs on), and
-# the section's closing tag, which then closes no section, is text too: nothing the model wrote
-# is left out of the message. (vLLM finds the real call in the section; chatcodec does not yet.)
+# tag before the real section. The quoted tag is text (a call's name never runs into another
+# call's opening), and the real call in the section is read.
 @pytest.mark.parametrize(("template", "section"), [("DeepSeek-V4", "tool_calls"), ("DeepSeek-V3.2-llamacpp", "function_calls")])
-def test_dsml_quoted_invoke_keeps_every_character(template: str, section: str) -> None:
+def test_dsml_quoted_invoke_before_the_real_call(template: str, section: str) -> None:
+    quoted = 'Documentation quotes <｜DSML｜invoke name=" literally. '
     text = (
-        f'Documentation quotes <｜DSML｜invoke name=" literally. <｜DSML｜{section}><｜DSML｜invoke name="terminal_exec">'
+        f'{quoted}<｜DSML｜{section}><｜DSML｜invoke name="terminal_exec">'
         f'<｜DSML｜parameter name="command" string="true">printf ready</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜{section}>'
     )
     result = parse_both(template, text, tools=["terminal_exec"])
-    assert result.message.tool_calls is None
-    assert result.message.content == text
-    assert [d.kind for d in result.diagnostics][-1] == "stray_delimiter"
+    assert calls(result) == [("terminal_exec", {"command": "printf ready"})]
+    assert result.message.content == quoted
+    assert [d.kind for d in result.diagnostics] == ["stray_delimiter"]
 
 
 # vLLM tests/tool_parsers/test_minimax_m2_tool_parser.py (issue #32827): MiniMax-M2 models may

@@ -172,3 +172,18 @@ def test_any_chunking_reads_quoted_tags_as_the_whole_text_does(data: st.DataObje
     _, streamed = feed_in_chunks(codec, text, sizes, tools=tools)
     assert normalized(streamed.message) == normalized(whole.message)
     assert streamed.diagnostics == whole.diagnostics
+
+
+# A call's name never runs into another call's opening: prose that quotes the opening tag
+# before the real call keeps it as text (DSML's case: tests/test_peer_cases_syntaxes.py).
+@pytest.mark.parametrize(
+    ("template", "text", "content"),
+    [
+        (GLM, "Use <tool_call> tags. <tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>", "Use <tool_call> tags. "),
+        (QWEN, "Write <tool_call> like this:\n" + qwen_call("get_weather", city="Paris"), "Write <tool_call> like this:"),
+    ],
+)
+def test_a_quoted_opening_tag_before_a_call_is_text(template: str, text: str, content: str) -> None:
+    result = parse_both(template, text, RECORD)
+    assert calls(result) == [("get_weather", {"city": "Paris"})]
+    assert result.message.content == content

@@ -108,6 +108,7 @@ class Engine:
     value_ends: ValueEnds | None = None
     call_so_far: CallSoFar = NO_CALL
     _judging = False  # the text from ``_pos`` on is held until ``value_ends`` tells
+    holds_a_call_opening = False  # ... and it begins with a call's opening tag
 
     def watch_reasoning(
         self,
@@ -280,6 +281,14 @@ class Engine:
                 if at is True:
                     break  # could still become a delimiter: wait for more text
                 if isinstance(at, Found) and not at.stray and self._valid_here(at.terminal):
+                    if at.terminal == "CALL_OPEN" and self.value_ends is not None:
+                        opens = self.value_ends.opens_call(buffer, at.end, final)
+                        self._judging = self.holds_a_call_opening = opens is None
+                        if opens is None:
+                            break
+                        if not opens:
+                            self._start_run(info.free_text, pos)  # (the search below finds it again)
+                            continue
                     if (
                         self.value_ends is not None
                         and at.terminal in CANDIDATES
@@ -333,6 +342,19 @@ class Engine:
                 piece.stray_delimiter = found.terminal
                 pos = found.end
                 continue
+            if found.terminal == "CALL_OPEN" and self.value_ends is not None:
+                opens = self.value_ends.opens_call(buffer, found.end, final)
+                self._judging = self.holds_a_call_opening = opens is None
+                if opens is not True:
+                    if found.start > pos:
+                        self._text(out, buffer[pos : found.start], pos)
+                    if opens is None:
+                        pos = found.start
+                        break
+                    piece = self._text(out, buffer[found.start : found.end], found.start)
+                    piece.stray_delimiter = found.terminal
+                    pos = found.end
+                    continue
             if self.run == VALUE and self.value_ends is not None and found.terminal in CANDIDATES:
                 ends = self.value_ends.ends_value(
                     self.call_so_far, found.terminal, buffer, found.start, found.end, final, self.offset

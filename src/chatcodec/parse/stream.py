@@ -275,8 +275,9 @@ class StreamParser:
     @property
     def holds_a_call(self) -> bool:
         """Is a call written inside a reasoning block being held until the block's end, or the
-        text's, says whether it was a call (its events come then)?"""
-        return self._settled() is None and self._assembler.holds_a_call
+        text's, says whether it was a call (its events come then)? Or a call's opening tag,
+        until its name shows it opens one?"""
+        return self._settled() is None and (self._assembler.holds_a_call or self._engine.holds_a_call_opening)
 
     @property
     def diagnostics(self) -> list[Diagnostic]:

@@ -40,6 +40,7 @@ _STOP_TERMINALS = frozenset({"CALL_OPEN", "CALLS_BEGIN", "END"})
 CANDIDATES = frozenset({"PARAM_CLOSE", "PARAM_OPEN", "CALL_CLOSE", "CALLS_END"})
 MAX_KEY = 256  # characters: a longer "key" is text
 MAX_SEARCHES = 256  # searches remembered (see ``ValueEnds._search``)
+MAX_TAG = 64  # characters: a longer spelling (a system prompt's tools block) ends no call's name
 _SPACE = re.compile(r"[ \t\r\n]*")
 _NAME = re.compile(r'[^<>"\n]{0,%d}' % MAX_KEY)
 
@@ -86,8 +87,21 @@ class _Tags:
         self.call_end_or_stop = _alternation(self.call_ending | (stops - self.call_opening))
         self.name_ends = frozenset(s for s, t in grammar.spellings.items() if t in _NAME_ENDS)
         self.name_end = _alternation(self.name_ends)
+        # What ends a call's name (any tag), or shows it was no name: another call's opening.
+        openings = ("CALL_OPEN", "CALLS_BEGIN")
+        self.opening = frozenset(s for s, t in grammar.spellings.items() if t in openings)
+        enders = {s for s, t in grammar.spellings.items() if t not in openings and len(s) <= MAX_TAG}
+        self.name_or_opening = _alternation(self.opening | enders)
+        spelled = [*kinds, *closes, *self.call_ending, *self.name_ends, *self.opening, *enders]
         # Text this long after a place shows every tag that could begin there.
-        self.reach = max(map(len, [*kinds, *closes, *self.call_ending, *self.name_ends]), default=1)
+        self.reach = max(map(len, spelled), default=1)
+        # The beginnings of those spellings: text that ends so may still become one.
+        self.beginnings = frozenset(spelling[:cut] for spelling in spelled for cut in range(1, len(spelling)))
+
+    def unsettled(self, text: str, start: int, at: int) -> bool:
+        """Could text after the end of ``text`` still make a tag begin at ``start`` or before it
+        (not before ``at``), where none is found yet or a longer one could be?"""
+        return any(text[p:] in self.beginnings for p in range(max(at, len(text) - self.reach + 1), start + 1))
 
 
 def _alternation(spellings: Iterable[str]) -> re.Pattern[str]:
@@ -175,13 +189,26 @@ class ValueEnds:
         later = self._next_closing(text, end, final)
         return None if later is None else later < 0
 
+    def opens_call(self, text: str, at: int, final: bool) -> bool | None:
+        """Does a call's opening tag, ending at ``at``, open a call? Not if its name runs into
+        another call's opening (prose that quotes ``<｜DSML｜invoke name="`` before the real
+        section of calls): it is text. None: the text does not tell yet."""
+        tags = self._tags
+        window = at + MAX_KEY + tags.reach
+        found = tags.name_or_opening.search(text, at, window)
+        if found is None:
+            return None if not final and len(text) < window else True
+        if not final and tags.unsettled(text, found.start(), at):
+            return None
+        return found.group() not in tags.opening
+
     def _what_follows(self, call: CallSoFar, text: str, at: int, final: bool) -> bool | None:
         """After a value's closing tag: does the rest of a call follow?"""
         tags = self._tags
         here = _SPACE.match(text, at).end()  # type: ignore[union-attr]
         if here == len(text):
             return True if final else None
-        if not final and here + tags.reach > len(text):
+        if not final and tags.unsettled(text, here, here):
             return None
         found = tags.next_tag.match(text, here)
         kind = tags.kind_at.get(found.group()) if found is not None else None
@@ -203,7 +230,7 @@ class ValueEnds:
         found = tags.name_end.search(text, at, window)
         if found is None:
             return None if not final and len(text) < window else closed
-        if not final and found.start() + tags.reach > len(text):
+        if not final and tags.unsettled(text, found.start(), at):
             return None
         raw = text[at : found.start()]
         if "<" in raw or "\n" in raw:
@@ -267,11 +294,11 @@ class ValueEnds:
         key = (name, base + at)
         start = max(at, self._searched.get(key, 0) - base)
         found = pattern.search(text, start)
-        reach = self._tags.reach
-        if found is not None and (final or found.start() + reach <= len(text)):
+        tags = self._tags
+        if found is not None and (final or not tags.unsettled(text, found.start(), start)):
             return found
         if not final:
-            self._searched[key] = base + max(start, len(text) - reach)
+            self._searched[key] = base + max(start, len(text) - tags.reach)
         return None
 
 
