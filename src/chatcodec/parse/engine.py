@@ -281,30 +281,13 @@ class Engine:
                 if at is True:
                     break  # could still become a delimiter: wait for more text
                 if isinstance(at, Found) and not at.stray and self._valid_here(at.terminal):
-                    if at.terminal == "CALL_OPEN" and self.value_ends is not None:
-                        opens = self.value_ends.opens_call(buffer, at.end, final)
-                        self._judging = self.holds_a_call_opening = opens is None
-                        if opens is None:
-                            break
-                        if not opens:
-                            self._start_run(info.free_text, pos)  # (the search below finds it again)
-                            continue
-                    if (
-                        self.value_ends is not None
-                        and at.terminal in CANDIDATES
-                        and info.free_text == VALUE
-                        and self.call_so_far.where == "value"
-                    ):
-                        # A tag right where a value begins (``<arg_value></arg_value>x``).
-                        ends = self.value_ends.ends_value(
-                            self.call_so_far, at.terminal, buffer, pos, at.end, final, self.offset
-                        )
-                        self._judging = ends is None
-                        if ends is None:
-                            break
-                        if not ends:
-                            self._start_run(VALUE, pos)  # (the search below finds it again)
-                            continue
+                    # (A tag right where a value begins, ``<arg_value></arg_value>x``, is asked about too.)
+                    verdict = self._verdict(at, buffer, final, info.free_text == VALUE)
+                    if verdict is None:
+                        break
+                    if not verdict:
+                        self._start_run(info.free_text, pos)  # (the search below finds it again)
+                        continue
                     pos = self._delimiter(out, buffer, at)
                     continue
                 self._start_run(info.free_text, pos)
@@ -342,40 +325,42 @@ class Engine:
                 piece.stray_delimiter = found.terminal
                 pos = found.end
                 continue
-            if found.terminal == "CALL_OPEN" and self.value_ends is not None:
-                opens = self.value_ends.opens_call(buffer, found.end, final)
-                self._judging = self.holds_a_call_opening = opens is None
-                if opens is not True:
-                    if found.start > pos:
-                        self._text(out, buffer[pos : found.start], pos)
-                    if opens is None:
-                        pos = found.start
-                        break
-                    piece = self._text(out, buffer[found.start : found.end], found.start)
+            verdict = self._verdict(found, buffer, final, self.run == VALUE)
+            if verdict is not True:
+                if found.start > pos:
+                    self._text(out, buffer[pos : found.start], pos)
+                if verdict is None:
+                    pos = found.start
+                    break
+                # Text after all: a call's opening tag that opens none, or a tag a value spells.
+                piece = self._text(out, buffer[found.start : found.end], found.start)
+                if found.terminal == "CALL_OPEN":
                     piece.stray_delimiter = found.terminal
-                    pos = found.end
-                    continue
-            if self.run == VALUE and self.value_ends is not None and found.terminal in CANDIDATES:
-                ends = self.value_ends.ends_value(
-                    self.call_so_far, found.terminal, buffer, found.start, found.end, final, self.offset
-                )
-                self._judging = ends is None
-                if ends is not True:
-                    if found.start > pos:
-                        self._text(out, buffer[pos : found.start], pos)
-                    if ends is None:
-                        pos = found.start
-                        break
-                    # The value spells the tag: text of it.
-                    self._text(out, buffer[found.start : found.end], found.start)
-                    pos = found.end
-                    continue
+                pos = found.end
+                continue
             if found.start > pos:
                 self._text(out, buffer[pos : found.start], pos)
             self.run = None
             self.json_body = None
             pos = self._delimiter(out, buffer, found)
         self._pos = pos
+
+    def _verdict(self, found: Found, buffer: str, final: bool, in_value: bool) -> bool | None:
+        """Is a delimiter the grammar takes here one (see ``value_ends``)? False: it is text;
+        None: the text does not tell yet, and it is held."""
+        judge = self.value_ends
+        if judge is None:
+            return True
+        terminal = found.terminal
+        if terminal == "CALL_OPEN":
+            verdict = judge.opens_call(buffer, found.end, final)
+            self.holds_a_call_opening = verdict is None
+        elif in_value and terminal in CANDIDATES and self.call_so_far.where == "value":
+            verdict = judge.ends_value(self.call_so_far, terminal, buffer, found.start, found.end, final, self.offset)
+        else:
+            return True
+        self._judging = verdict is None
+        return verdict
 
     def _search(self, info: StateInfo, buffer: str, pos: int, end: int, final: bool) -> Found | int:
         body = self.json_body

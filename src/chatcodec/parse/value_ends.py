@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from chatcodec.parse.grammar import FamilyGrammar
 
@@ -193,14 +193,22 @@ class ValueEnds:
         """Does a call's opening tag, ending at ``at``, open a call? Not if its name runs into
         another call's opening (prose that quotes ``<｜DSML｜invoke name="`` before the real
         section of calls): it is text. None: the text does not tell yet."""
+        found = self._first_near(self._tags.name_or_opening, text, at, final)
+        if found is None or found is False:
+            return None if found is None else True
+        return found.group() not in self._tags.opening
+
+    def _first_near(self, pattern: re.Pattern[str], text: str, at: int, final: bool) -> re.Match[str] | Literal[False] | None:
+        """``pattern``'s first match within a name's length of ``at``; False if there is none;
+        None if the text does not tell yet."""
         tags = self._tags
         window = at + MAX_KEY + tags.reach
-        found = tags.name_or_opening.search(text, at, window)
+        found = pattern.search(text, at, window)
         if found is None:
-            return None if not final and len(text) < window else True
+            return None if not final and len(text) < window else False
         if not final and tags.unsettled(text, found.start(), at):
             return None
-        return found.group() not in tags.opening
+        return found
 
     def _what_follows(self, call: CallSoFar, text: str, at: int, final: bool) -> bool | None:
         """After a value's closing tag: does the rest of a call follow?"""
@@ -225,13 +233,9 @@ class ValueEnds:
         ``closed``: the value's closing tag stands before it. Then a parameter whose name
         never ends (``<arg_key>incomplete\n<arg_value>``) is the next one, cut short; with
         no closing tag before it, such a tag is text of the value (``"<arg_key> <arg_value>"``)."""
-        tags = self._tags
-        window = at + MAX_KEY + tags.reach
-        found = tags.name_end.search(text, at, window)
-        if found is None:
-            return None if not final and len(text) < window else closed
-        if not final and tags.unsettled(text, found.start(), at):
-            return None
+        found = self._first_near(self._tags.name_end, text, at, final)
+        if found is None or found is False:
+            return None if found is None else closed
         raw = text[at : found.start()]
         if "<" in raw or "\n" in raw:
             return closed
