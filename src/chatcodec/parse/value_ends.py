@@ -8,13 +8,17 @@ could end it, whether it does (the text after it, as far as needed), so every re
 text decides alike, whole or in any chunking:
 
 * a parameter's closing tag ends the value when the next thing is the next parameter (a key
-  not yet given, and one the tool has, or one whose own value ends well), the call's end with
-  no stray closing tag after it before the next call or the turn's end, or the end of the text;
+  not yet given that the tool has; or one it lacks, or one written again, whose own value
+  ends well), the call's end with no value's closing tag outside a call after it before the
+  turn's end (the calls after it read up to their first end), or the end of the text;
 * a tag that ends the value with its closing tag left out (the next parameter's opening tag,
   the call's end) does so on the same terms;
-* any other such tag is text of the value if a closing tag of a value follows before the
-  next call or the turn's end: the value goes on to there. If none follows, nothing else could
-  end the value, and the tag does (the malformed reading, with its diagnostics).
+* any other such tag is text of the value if a value's closing tag follows outside any call
+  before the turn's end: the value goes on to there. If none follows, nothing else could end
+  the value, and the tag does (the malformed reading, with its diagnostics).
+
+Likewise a call's opening tag whose name runs into another call's opening (prose that quotes
+``<｜DSML｜invoke name="`` before the real section) opens no call: it is text.
 
 The state of the call being read (its name, the keys given, the key whose value is open) is
 an immutable tuple the engine keeps (``CallSoFar``), so a parser resumed after a prompt's
