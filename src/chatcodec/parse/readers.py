@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
+from chatcodec.parse.attributes import without_attributes
 from chatcodec.parse.engine import STRAY, Piece
 from chatcodec.parse.json_scan import JsonWalk, MemberEvent, ValueScanner, dumps_finite, is_json_object, loads_json
 from chatcodec.parse.toolcalls import ToolCallBlock, ToolCalls
@@ -691,7 +692,7 @@ class XmlParametersReader(CallReader):
             key = raw.strip()
             if self.escaped_attributes:
                 key = _unescape_attribute(key)
-            key, attributes = _without_attributes(key)
+            key, attributes = without_attributes(key)
             if attributes:
                 self.calls.diagnose(
                     "noncanonical",
@@ -795,7 +796,7 @@ class XmlParametersReader(CallReader):
             name = "".join(call.name_parts).strip()
             if self.escaped_attributes:
                 name = _unescape_attribute(name)
-            name, attributes = _without_attributes(name)
+            name, attributes = without_attributes(name)
             if attributes:
                 self.calls.diagnose(
                     "noncanonical", call.start, f"the call to {name!r} is written with attributes the format does not have ({attributes}); read without them"
@@ -862,19 +863,6 @@ class XmlParametersReader(CallReader):
 
 
 _WRAPPERS = ("arguments", "input", "properties")
-# A name or a parameter's key in quotes, followed by attributes the template does not write
-# (MiniMax-M2 models write ``<parameter name="command" type="string">``, echoing the tool's
-# schema): the run up to the tag's end is ``command" type="string``.
-_WITH_ATTRIBUTES = re.compile(r'(?P<value>[^"]+)"(?:\s+[\w:.-]+="[^"]*")*\s+[\w:.-]+="[^"]*')
-
-
-def _without_attributes(text: str) -> tuple[str, str]:
-    """``text`` less the attributes written after it, and those attributes ("" if none)."""
-    found = _WITH_ATTRIBUTES.fullmatch(text)
-    if found is None:
-        return text, ""
-    value = found.group("value").strip()
-    return value, text[found.end("value") + 1 :].strip() + '"'
 
 
 def _unescape_attribute(text: str) -> str:

@@ -31,6 +31,7 @@ import re
 from collections.abc import Iterable
 from typing import Any, Literal, NamedTuple
 
+from chatcodec.parse.attributes import without_attributes
 from chatcodec.parse.grammar import FamilyGrammar
 
 VALUE = "PARAM_VALUE"  # the run of a value's text
@@ -47,8 +48,6 @@ MAX_SEARCHES = 256  # searches remembered (see ``ValueEnds._search``)
 MAX_TAG = 64  # characters: a longer spelling (a system prompt's tools block) ends no call's name
 _SPACE = re.compile(r"[ \t\r\n]*")
 _NAME = re.compile(r'[^<>"\n]{0,%d}' % MAX_KEY)
-
-_WITH_ATTRIBUTES = re.compile(r'([^"]+)"\s')
 
 
 class CallSoFar(NamedTuple):
@@ -313,9 +312,4 @@ class ValueEnds:
 def _key(raw: str) -> str:
     """A parameter's key as the reader takes it (attributes the template has none of left out:
     ``command" type="string`` is ``command``)."""
-    key = raw.strip()
-    if '"' in key:
-        attributed = _WITH_ATTRIBUTES.match(key)
-        if attributed is not None:
-            return attributed.group(1)
-    return key
+    return without_attributes(raw.strip())[0]
