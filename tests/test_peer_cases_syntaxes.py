@@ -364,6 +364,23 @@ def test_a_flat_call_keeps_its_arguments(template: str, text: str) -> None:
     assert calls(result) == [("get_weather", {"x": 1})]
 
 
+# vLLM tests/tool_parsers/test_llama3_json_tool_parser.py (json_fragment_trailing): an object with
+# members but no name is no call, and the only diagnostic says so: it is not a flat call either.
+@pytest.mark.parametrize(
+    ("template", "text"),
+    [
+        ("Llama-3.2-3B-Instruct", '{"query": "test"}'),
+        ("Hermes-3-Llama-3.1-8B-tool_use", '<tool_call>\n{"query": "test"}\n</tool_call>'),
+    ],
+)
+def test_an_object_without_a_name_is_malformed_not_flat(template: str, text: str) -> None:
+    result = parse_both(template, text, tools=TOOLS)
+    assert result.message.content == text and not result.message.tool_calls
+    assert [d.kind for d in result.diagnostics] == ["malformed_tool_call"]
+    with pytest.raises(chatcodec.ParseError, match="no tool name"):
+        codec_for(template).parse(text, tools=TOOLS, strict=True)
+
+
 # llama.cpp test-chat.cpp (Ministral 3 reasoning, "fake_call_in_reasoning"): a Mistral call
 # written inside [THINK] that the model then closes is reasoning, not a call (llama.cpp reads
 # only the call after [/THINK]); the answer follows, and the spans keep the text's order.
@@ -1145,6 +1162,20 @@ def test_arguments_wrapped_in_a_properties_parameter_are_the_arguments(value: st
     result = parse_both("OpenBMB-MiniCPM5-1B", text, tools=tools)
     assert calls(result) == [("get_customer_by_phone", {"phone_number": "555-123-2002"})]
     assert [d.kind for d in result.diagnostics] == ["noncanonical"]
+
+
+# vLLM tests/tool_parsers/test_minicpm5xml_tool_parser.py (single_call_with_surrounding_text):
+# the template writes a newline before a call and none after it, so the newline after a call is
+# the text's own. Before, both were taken and the text around the call ran together.
+def test_text_around_a_minicpm_call_keeps_its_newline() -> None:
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]
+    call = '<function name="get_weather"><param name="city">上海</param></function>'
+    result = parse_both("OpenBMB-MiniCPM5-1B", f"Intro before.\n{call}\nOutro after.\n", tools=tools)
+    assert result.message.content == "Intro before.\nOutro after.\n"
+    assert calls(result) == [("get_weather", {"city": "上海"})]
+    # Between two calls, the newline is the one the template writes before the second.
+    result = parse_both("OpenBMB-MiniCPM5-1B", f"{call}\n{call}", tools=tools)
+    assert result.message.content is None and len(calls(result)) == 2
 
 
 # Found beside vLLM's tests/tool_parsers/test_gemma4_regex_and_bare_calls.py

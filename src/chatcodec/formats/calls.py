@@ -760,7 +760,7 @@ MINICPM = _xml(
     param_close=("</param>",),
     # A CDATA value ends only at its block's end: the tags it holds are its text.
     cdata=(('"><![CDATA[',), ("]]></param>",)),
-    call_close=around("</function>", after="\n"),
+    call_close=("</function>",),
     markers=('<function name="', '<param name="'),
 )
 

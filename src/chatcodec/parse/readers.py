@@ -188,6 +188,8 @@ class JsonObjectReader(CallReader):
         extra: dict[str, list[str]] = call.state.pop("extra", {})
         if not extra or call.arguments_key is not None or call.arguments_parts or call.pending:
             return
+        if call.name is None:
+            return  # no name, so no call whose arguments these could be: the object is malformed
         members = [json.dumps(key, ensure_ascii=False) + ": " + "".join(parts).strip() for key, parts in extra.items()]
         self.calls.arguments_text(call, "{" + ", ".join(members) + "}")
         self.calls.diagnose(
