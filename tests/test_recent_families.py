@@ -266,6 +266,29 @@ def test_minimax_m3_arguments_that_do_not_nest_are_kept_as_written() -> None:
     assert result.finish_reason == "length" and [d.kind for d in result.diagnostics] == ["unclosed_tool_call"]
 
 
+# vLLM tests/tool_parsers/test_minimax_m3_tool_parser.py
+# (test_streaming_error_recovery_keeps_committed_tool_call_structured): a call the text ends in
+# has JSON arguments, what was read before the cut, as every other syntax's cut call has.
+# Before, its arguments were the tags as written, which no client decodes.
+@pytest.mark.parametrize(
+    ("body", "arguments"),
+    [
+        (f"{MM}<city>Par", {"city": "Par"}),
+        (f"{MM}<city>Paris{MM}</city>\n", {"city": "Paris"}),
+        (f"{MM}<city>Paris{MM}</ci", {"city": "Paris"}),
+        (f"{MM}<city>Paris{MM}</city>{MM}<days>2]<]mini", {"city": "Paris", "days": 2}),
+        (f"{MM}<options>{MM}<hours>{MM}<item>6{MM}</item>{MM}<item>1", {"options": {"hours": [6, 1]}}),
+        (f"{MM}<options>{MM}<tag>a{MM}</tag>{MM}<tag>b{MM}</tag>{MM}<un", {"options": {"tag": ["a", "b"]}}),
+        (f"{MM}<ci", {}),
+    ],
+)
+def test_minimax_m3_a_call_cut_short_has_json_arguments(body: str, arguments: dict[str, Any]) -> None:
+    text = f'</mm:think>Checking.{MM}<tool_call>\n{MM}<invoke name="get_weather">{body}'
+    result = parse_both("MiniMax-M3", text, prompt=prompt("MiniMax-M3"))
+    assert calls(result) == [("get_weather", arguments)] and result.message.content == "Checking."
+    assert result.finish_reason == "length" and [d.kind for d in result.diagnostics] == ["unclosed_tool_call"]
+
+
 def test_kimi_k3_names_and_keys_are_unescaped_attributes() -> None:
     # The template escapes '"' and '&' in attribute values (a tool's name, an argument's key).
     tools = [{"type": "function", "function": {"name": "a&b", "parameters": {"type": "object", "properties": {}}}}]

@@ -640,6 +640,7 @@ class AssistantAssembler:
             self._reader.open(call)
 
     def _close_call(self, call: ToolCallBlock, *, closed: bool) -> None:
+        call.cut_short = not closed
         if self._reader is not None:
             self._reader.close(call)
         if self._trailers and call.after_value:

@@ -922,9 +922,14 @@ class KeyTagsReader(CallReader):
             return
         body = "".join(call.state.get("body", []))
         properties = self.schemas.get(call.name or "", {})
-        values = _key_tags(body, self.mark, {"type": "object", "properties": properties})
+        schema = {"type": "object", "properties": properties}
+        values = _key_tags(body, self.mark, schema)
+        if not isinstance(values, dict) and call.cut_short:
+            # The text ended inside the call: the arguments are what was read before the cut,
+            # as JSON (a client decodes them like any other call's).
+            values = _key_tags_so_far(body, self.mark, schema)
         if not isinstance(values, dict):  # (``_NOT_TAGS``, or a value where an object belongs)
-            # Kept as the model wrote them (cut short, or tags that do not nest).
+            # Kept as the model wrote them (tags that do not nest).
             call.error = call.error or "the arguments are not tags named by their keys"
             self.calls.arguments_text(call, body)
             return
@@ -990,6 +995,66 @@ def _key_tags(text: str, mark: str, schema: dict[str, Any] | None) -> Any:
         else:
             values[key] = value
     return values
+
+
+def _key_tags_so_far(text: str, mark: str, schema: dict[str, Any] | None) -> Any:
+    """What ``text``, cut short, writes as tags named by keys: the members whose tags closed,
+    and the member the cut fell in with its value so far (a tag's first characters left out),
+    typed as ``_key_tags`` types them. ``_NOT_TAGS`` where the members do not nest."""
+    opening = mark + "<"
+    members: list[tuple[str, str, bool]] = []  # (key, the text inside its tags, whole)
+    pos = 0
+    while pos < len(text) and text.startswith(opening, pos):
+        close = text.find(">", pos + len(opening))
+        key = text[pos + len(opening) : close]
+        if close < 0 or not key or key.startswith("/") or "<" in key:
+            break  # (a key cut short is no member)
+        end_tag = f"{mark}</{key}>"
+        end = _matching_close(text, close + 1, opening + key + ">", end_tag)
+        if end < 0:
+            members.append((key, _without_partial_tag(text[close + 1 :], mark), False))
+            break
+        members.append((key, text[close + 1 : end], True))
+        pos = end + len(end_tag)
+    types = _types(schema)
+    if members and all(key == "item" for key, _, _ in members) and ("array" in types or "object" not in types):
+        items = schema.get("items") if isinstance(schema, dict) else None
+        keyed = [(None, inner, whole, items if isinstance(items, dict) else None) for _, inner, whole in members]
+    else:
+        properties = schema.get("properties") if isinstance(schema, dict) else None
+        repeated = {key for key, count in Counter(key for key, _, _ in members).items() if count > 1}
+        keyed = []
+        for key, inner, whole in members:
+            sub = properties.get(key) if isinstance(properties, dict) else None
+            if key in repeated:
+                sub = sub.get("items") if isinstance(sub, dict) else None
+            keyed.append((key, inner, whole, sub if isinstance(sub, dict) else None))
+    elements: list[Any] = []
+    values: dict[str, Any] = {}
+    for key, inner, whole, sub in keyed:
+        read = _key_tags_so_far if not whole and inner.startswith(opening) else _key_tags
+        value = read(inner, mark, sub)
+        if value is _NOT_TAGS:
+            return _NOT_TAGS
+        if key is None:
+            elements.append(value)
+        elif key in repeated:
+            values.setdefault(key, []).append(value)
+        else:
+            values[key] = value
+    return elements if members and keyed[0][0] is None else values
+
+
+def _without_partial_tag(text: str, mark: str) -> str:
+    """``text`` without the first characters of a tag it ends in (``42]<]mini``, ``42]<]minimax[>[</ci``)."""
+    floor = max(0, len(text) - len(mark) - 258)  # (a tag's key is short; no quadratic search)
+    start = text.rfind(mark[0], floor)
+    while start >= 0:
+        tail = text[start:]
+        if (mark + "</").startswith(tail) or (tail.startswith(mark) and "<" not in tail[len(mark) + 1 :] and ">" not in tail[len(mark) :]):
+            return text[:start]
+        start = text.rfind(mark[0], floor, start)
+    return text
 
 
 def _matching_close(text: str, start: int, open_tag: str, end_tag: str) -> int:

@@ -50,6 +50,7 @@ class ToolCallBlock:
     has_parsed: bool = False
     hidden: int = 0  # characters of ``raw`` that belong to the prompt (a call the prompt opened)
     children: list[ToolCallBlock] = field(default_factory=list)  # the calls of a list block
+    cut_short: bool = False  # the text ended inside the block (set before the reader closes it)
     state: dict[str, Any] = field(default_factory=dict)  # what the syntax's reader keeps
 
     def as_delimiter(self, start: int, end: int, kind: str) -> None:
