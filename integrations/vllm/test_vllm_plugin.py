@@ -118,6 +118,19 @@ def test_tool_choice_none_keeps_a_call_as_content() -> None:
     assert streamed.reasoning == "no tools"
 
 
+@pytest.mark.parametrize("reasoning", [True, False])
+def test_the_request_keeps_special_tokens_spelled_as_written(reasoning: bool) -> None:
+    # A slow tokenizer decodes two adjacent special tokens with a space between them unless
+    # asked not to (vLLM's default asks it to): InternLM2's <|action_start|><|plugin|>.
+    load_general_plugins()
+    parser = parser_class("qwen3", reasoning=reasoning)(tokenizer_for("qwen3"), [WEATHER_TOOL])
+    request = parser.adjust_request(request_for([WEATHER_TOOL]))
+    assert request.skip_special_tokens is False and request.spaces_between_special_tokens is False
+    if not reasoning:  # (with no calls to read, the tool parser leaves the request alone)
+        untouched = parser.adjust_request(request_for([WEATHER_TOOL], tool_choice="none"))
+        assert untouched.spaces_between_special_tokens is True
+
+
 def test_without_a_reasoning_parser_the_think_block_stays_in_the_content() -> None:
     load_general_plugins()
     completion = "<think>\nhm\n</think>\n\nSunny." + CALL

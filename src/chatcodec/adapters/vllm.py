@@ -51,6 +51,15 @@ def _tool_definitions(request: Any) -> list[Any]:
     return tool_definitions(getattr(request, "tools", None))
 
 
+def _keep_special_tokens(request: Any) -> None:
+    """Have vLLM decode special tokens into the text, as they are spelled: with
+    ``spaces_between_special_tokens`` on (its default), a slow tokenizer writes
+    ``<|action_start|> <|plugin|>`` for two adjacent tokens, a delimiter no template writes."""
+    request.skip_special_tokens = False
+    if hasattr(request, "spaces_between_special_tokens"):
+        request.spaces_between_special_tokens = False
+
+
 class ChatcodecToolParser(ToolParser):  # type: ignore[misc]
     """vLLM's ``ToolParser`` over chatcodec's parser for the model's format."""
 
@@ -70,8 +79,9 @@ class ChatcodecToolParser(ToolParser):  # type: ignore[misc]
     def adjust_request(self, request: Any) -> Any:
         request = super().adjust_request(request)
         if getattr(request, "tools", None) and getattr(request, "tool_choice", None) != "none":
-            # Call delimiters are often special tokens: they must reach the parser.
-            request.skip_special_tokens = False
+            # Call delimiters are often special tokens: they must reach the parser, spelled as
+            # the template writes them (a slow tokenizer otherwise puts a space between two).
+            _keep_special_tokens(request)
         return request
 
     def extract_tool_calls(self, model_output: str, request: Any) -> ExtractedToolCallInformation:
@@ -158,7 +168,7 @@ class ChatcodecReasoningParser(ReasoningParser):  # type: ignore[misc]
         syntax = self.format.reasoning
         special = set(getattr(self.model_tokenizer, "all_special_tokens", ()) or ())
         if syntax is not None and {syntax.open_tag, syntax.close_tag} & special:
-            request.skip_special_tokens = False  # the tags must reach the parser
+            _keep_special_tokens(request)  # the tags must reach the parser
         return request
 
     # -- the prompt --------------------------------------------------------------------------
