@@ -2011,6 +2011,34 @@ def test_a_schema_that_types_a_value_by_its_values_types_it(template: str, schem
     assert calls(result) == [("f", {"e": value})]
 
 
+# SGLang test_glm47_schema_types.py ($ref): a parameter's type given through a local $ref, as
+# pydantic and MCP servers write schemas, types it as the schema it points to. A tree that
+# points back into itself is written in place once; the ref inside it types nothing.
+@pytest.mark.parametrize("template", ["ZhipuAI-GLM-4.7-Flash", "Qwen-Qwen3-Coder"])
+def test_a_parameter_typed_through_a_local_ref_keeps_its_type(template: str) -> None:
+    parameters = {
+        "type": "object",
+        "$defs": {"Zip": {"type": "string"}, "Node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/Node"}}}},
+        "definitions": {"Count": {"type": "integer"}},
+        "properties": {
+            "zip": {"$ref": "#/$defs/Zip", "description": "kept beside the ref"},
+            "count": {"$ref": "#/definitions/Count"},
+            "node": {"$ref": "#/$defs/Node"},
+            "lost": {"$ref": "#/$defs/Missing"},
+        },
+    }
+    tools = [{"type": "function", "function": {"name": "f", "parameters": parameters}}]
+    values = {"zip": "12345", "count": "7", "node": '{"next": {"next": null}}', "lost": "null"}
+    if template.startswith("ZhipuAI"):
+        body = "".join(f"<arg_key>{key}</arg_key><arg_value>{value}</arg_value>" for key, value in values.items())
+        text = f"<tool_call>f{body}</tool_call>"
+    else:
+        body = "".join(f"<parameter={key}>\n{value}\n</parameter>\n" for key, value in values.items())
+        text = f"<tool_call>\n<function=f>\n{body}</function>\n</tool_call>"
+    result = parse_both(template, text, tools=tools)
+    assert calls(result) == [("f", {"zip": "12345", "count": 7, "node": {"next": {"next": None}}, "lost": None})]
+
+
 # SGLang test_gemma4_string_delimiters.py: quoting that runs out of step inside a nested value
 # (a quote after a key in a list, no string of its own), so that the arguments' closing brace is
 # read inside a string. The call is malformed, and its arguments stay JSON: the value is the

@@ -29,6 +29,7 @@ from pydantic import (
 )
 
 from chatcodec.errors import InvalidMessageError
+from chatcodec.schema_refs import with_local_refs_resolved
 
 KNOWN_ROLES = ("system", "developer", "user", "assistant", "tool", "ipython")
 Role = Literal["system", "developer", "user", "assistant", "tool", "ipython"]
@@ -518,7 +519,7 @@ def tool_names_and_schemas(tools: Any) -> tuple[list[str], dict[str, dict[str, A
             parameters = function.parameters or {}
         names.append(name)
         properties = parameters.get("properties") if isinstance(parameters, dict) else None
-        schemas[name] = properties if isinstance(properties, dict) else {}
+        schemas[name] = with_local_refs_resolved(properties, parameters) if isinstance(properties, dict) else {}
     return names, schemas
 
 
