@@ -30,7 +30,15 @@ def test_a_string_valued_arguments_stays_the_json_string_it_is() -> None:
     text = '<tool_call>\n{"name": "do_thing", "arguments": "hello"}\n</tool_call>'
     result = parse_both(QWEN3, text, prompt=THINKING_OFF)
     assert result.message.tool_calls[0].function.arguments == '"hello"'  # type: ignore[index]
-    assert calls(result) == [("do_thing", "hello")] and not result.diagnostics
+    assert calls(result) == [("do_thing", "hello")]
+    # (SGLang test_gigachat3_detector.py: JSON that is no object is no function's arguments.)
+    assert [(d.kind, d.message) for d in result.diagnostics] == [
+        ("malformed_tool_call", "tool call 0: the arguments are a JSON string, not an object")
+    ]
+    for value, kind in [("[1, 2]", "list"), ("5", "number"), ("null", "null"), ("true", "boolean")]:
+        result = parse_both(QWEN3, text.replace('"hello"', value), prompt=THINKING_OFF)
+        assert calls(result) == [("do_thing", json.loads(value))]
+        assert [d.message for d in result.diagnostics] == [f"tool call 0: the arguments are a JSON {kind}, not an object"]
     # A string that holds JSON is the OpenAI convention: its text is the arguments.
     text = '<tool_call>\n{"name": "f", "arguments": "{\\"a\\": 1}"}\n</tool_call>'
     assert calls(parse_both(QWEN3, text, prompt=THINKING_OFF)) == [("f", {"a": 1})]

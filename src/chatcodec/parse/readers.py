@@ -1017,13 +1017,15 @@ def _key_tags_so_far(text: str, mark: str, schema: dict[str, Any] | None) -> Any
         members.append((key, text[close + 1 : end], True))
         pos = end + len(end_tag)
     types = _types(schema)
+    # (key, inner text, whole, the schema that types it); a list's elements have no key.
+    keyed: list[tuple[str | None, str, bool, dict[str, Any] | None]] = []
+    repeated: set[str] = set()
     if members and all(key == "item" for key, _, _ in members) and ("array" in types or "object" not in types):
         items = schema.get("items") if isinstance(schema, dict) else None
         keyed = [(None, inner, whole, items if isinstance(items, dict) else None) for _, inner, whole in members]
     else:
         properties = schema.get("properties") if isinstance(schema, dict) else None
         repeated = {key for key, count in Counter(key for key, _, _ in members).items() if count > 1}
-        keyed = []
         for key, inner, whole in members:
             sub = properties.get(key) if isinstance(properties, dict) else None
             if key in repeated:
@@ -1031,17 +1033,17 @@ def _key_tags_so_far(text: str, mark: str, schema: dict[str, Any] | None) -> Any
             keyed.append((key, inner, whole, sub if isinstance(sub, dict) else None))
     elements: list[Any] = []
     values: dict[str, Any] = {}
-    for key, inner, whole, sub in keyed:
+    for member, inner, whole, sub in keyed:
         read = _key_tags_so_far if not whole and inner.startswith(opening) else _key_tags
         value = read(inner, mark, sub)
         if value is _NOT_TAGS:
             return _NOT_TAGS
-        if key is None:
+        if member is None:
             elements.append(value)
-        elif key in repeated:
-            values.setdefault(key, []).append(value)
+        elif member in repeated:
+            values.setdefault(member, []).append(value)
         else:
-            values[key] = value
+            values[member] = value
     return elements if members and keyed[0][0] is None else values
 
 

@@ -298,9 +298,14 @@ class ToolCalls:
         arguments = "".join(call.arguments_parts)
         # (Arguments are nearly always one object: checked without building it. Anything else
         # is decoded to tell valid JSON from not.)
-        if not call.has_parsed and not is_json_object(arguments):
+        if call.has_parsed:
+            if not isinstance(call.parsed, dict):
+                call.error = call.error or _not_an_object(call.parsed)
+        elif not is_json_object(arguments):
             try:
-                loads_json(arguments)
+                value = loads_json(arguments)
+                if not isinstance(value, dict):
+                    call.error = call.error or _not_an_object(value)
             except json.JSONDecodeError:
                 call.error = call.error or "the arguments are not valid JSON"
             except (ValueError, RecursionError):
@@ -410,3 +415,13 @@ def _carved(
         if at < end or not touched:
             out.append((kind, at, end, name))
     return out
+
+
+def _not_an_object(value: object) -> str:
+    """The error of arguments that are JSON but no object: kept as the JSON they are, but no
+    function takes them as its arguments."""
+    kind = (
+        "string" if isinstance(value, str) else "list" if isinstance(value, list)
+        else "boolean" if isinstance(value, bool) else "null" if value is None else "number"
+    )  # fmt: skip
+    return f"the arguments are a JSON {kind}, not an object"
