@@ -2903,3 +2903,27 @@ def test_glm_value_that_spells_a_key_tag_keeps_every_character(template: str) ->
     assert calls(result) == [("record_value", {"value": "see <arg_key> tag", "path": "/tmp/x"})]
     assert result.message.content == "after"
     assert result.diagnostics == []
+
+
+# SGLang test_step3p5_detector.py (a text cut inside a parameter's opening tag): the name the
+# text ends in was cut short with the call. It is no parameter and no text of the answer: the
+# call keeps it in its span, and the content gets nothing. Before, the content was "command".
+@pytest.mark.parametrize(
+    ("template", "text"),
+    [
+        ("Qwen-Qwen3-Coder", "<tool_call>\n<function=bash>\n<parameter=command>\npwd\n</parameter>\n<parameter=timeo"),
+        ("StepFun-Step-3.5-Flash", "</think>\n<tool_call>\n<function=bash>\n<parameter=command>\npwd\n</parameter>\n<parameter=timeo"),
+        ("ZhipuAI-GLM-4.7-Flash", "<tool_call>bash<arg_key>command</arg_key><arg_value>pwd</arg_value><arg_key>timeo"),
+        ("MiniMax-M2", '<minimax:tool_call>\n<invoke name="bash">\n<parameter name="command">pwd</parameter>\n<parameter name="timeo'),
+    ],
+)
+def test_a_parameter_name_the_text_ends_in_stays_in_the_call(template: str, text: str) -> None:
+    tools = [{"type": "function", "function": {"name": "bash", "parameters": {"type": "object", "properties": {"command": {"type": "string"}}}}}]
+    result = parse_both(template, text, tools=tools)
+    assert calls(result) == [("bash", {"command": "pwd"})]
+    assert not result.message.content and result.finish_reason == "length"
+    assert [d.kind for d in result.diagnostics] == ["unclosed_tool_call"]
+    assert result.spans[-1].kind == "tool_call" and result.spans[-1].end == len(text)
+    # The call's end written after the name: the name is text that is no part of the call.
+    closed = parse_both("Qwen-Qwen3-Coder", "<tool_call>\n<function=bash>\n<parameter=command</function>\n</tool_call>", tools=tools)
+    assert closed.message.content == "command" and [d.kind for d in closed.diagnostics] == ["unexpected_text"]

@@ -759,9 +759,13 @@ class XmlParametersReader(CallReader):
         elif state.get("where") == "name" and call.error is None and not self.bare_name:
             call.error = "the function's name is not closed"
         elif state.get("where") == "param_name" and state.get("key_parts"):
-            # A parameter's name that never ended, the call's end written after it: the text
-            # is no parameter, and goes to the content.
-            call.after_value.append((state["key_start"], "".join(state.pop("key_parts"))))
+            key = "".join(state.pop("key_parts"))
+            if not call.cut_short:
+                # A parameter's name that never ended, the call's end written after it: the
+                # text is no parameter, and goes to the content.
+                call.after_value.append((state["key_start"], key))
+            # (A name the text ends in was cut short with the call: no parameter, and no text
+            # of the answer either; it stays in the call's span.)
         self._name_done(call, call.start)
         if call.state.get("where") == "value" and state.get("unopened"):
             # (A name, then the call's end: no value at all.)
