@@ -54,6 +54,21 @@ def calls(result: ParseResult) -> list[tuple[str, Any]]:
         ("vLLM-Llama-4-pythonic", "[f(x=true, y=null)]", [("f", {"x": True, "y": None})]),
         # SGLang test_pythonic_detector.py: a triple-quoted string holding a quote.
         ("vLLM-Llama-4-pythonic", "[search(query='''a ' b''')]", [("search", {"query": "a ' b"})]),
+        # vLLM tests/tool_parsers/test_lfm2_tool_parser.py (leading_zero_int): an integer with
+        # leading zeros, as dates are written; in a string, or a float, the zeros stay.
+        (
+            "LiquidAI-LFM2.5-8B-A1B",
+            "<|tool_call_start|>[set_date(month=07, day=05, note='007', at=007.5, hex=0x1F, zero=00)]<|tool_call_end|>",
+            [("set_date", {"month": 7, "day": 5, "note": "007", "at": 7.5, "hex": 31, "zero": 0})],
+        ),
+        ("AllenAI-Olmo-3.1-32B-Instruct", "<function_calls>f(month=07)\ng(x='\n07')</function_calls>", [("f", {"month": 7}), ("g", {"x": "\n07"})]),
+        # One call a line: a newline inside a call's string or brackets is the call's own, not
+        # a line between calls (before, the string read "a, b").
+        (
+            "AllenAI-Olmo-3.1-32B-Instruct",
+            "<function_calls>f(x='''a\nb''')\ng(\n  y=[1,\n 2]\n)\nh(z='c\nd')</function_calls>",
+            [("f", {"x": "a\nb"}), ("g", {"y": [1, 2]}), ("h", {"z": "c\nd"})],
+        ),
     ],
 )
 def test_python_calls_may_write_json_literals(template: str, text: str, expected: list[tuple[str, Any]]) -> None:

@@ -1249,13 +1249,18 @@ def _python_calls(text: str) -> list[tuple[str, dict[str, Any]]]:
     if as_json is not None:
         return as_json
     if not body.startswith("["):
-        lines = [line.strip() for line in body.splitlines() if line.strip()]
+        lines = [body[start:end] for start, end in _call_lines(body)]
         body = "[" + ", ".join(lines) + "]"
     body = _keyword_arguments_renamed(body)
     nodes = _parse_list(body)
     if nodes is None:
         # Raw newlines and NUL bytes inside a string are not Python; escaped, they are.
-        nodes = _parse_list(body.replace("\n", "\\n").replace("\x00", "\\x00"))
+        escaped = _escaped_in_strings(body)
+        nodes = _parse_list(escaped)
+        if nodes is None and _LEADING_ZEROS.search(escaped):
+            # ``month=07``: an integer as a date writes it, which Python 2 read as octal and
+            # Python 3 refuses; the number it stands for is plain.
+            nodes = _parse_list(_without_leading_zeros(escaped))
     if nodes is None:
         nodes = [node for segment in _top_level_segments(body[1:-1]) if (node := _parse_call(segment)) is not None]
     calls = []
@@ -1276,13 +1281,7 @@ def _list_elements(text: str) -> list[tuple[int, int, str]]:
         return []
     if not text.startswith("[", start):
         # One call a line (OLMo 3).
-        at = 0
-        for line in text.splitlines(keepends=True):
-            if line.strip():
-                lead = len(line) - len(line.lstrip())
-                elements.append((at + lead, at + len(line.rstrip()), line.strip()))
-            at += len(line)
-        return elements
+        return [(start, end, text[start:end]) for start, end in _call_lines(text)]
     elements, rest = _elements_before_a_break(text)
     return elements if rest is None else []
 
@@ -1307,7 +1306,7 @@ def _call_count(text: str) -> int:
     body = _unfenced(text)
     if body.startswith("["):
         return len(_top_level_segments(body[1 : body.rfind("]") if "]" in body else len(body)]))
-    return len([line for line in body.splitlines() if line.strip()])
+    return len(_call_lines(body))
 
 
 def _unfenced(text: str) -> str:
@@ -1424,6 +1423,66 @@ def _after_the_list(text: str) -> int | None:
     # A ")" or "}" that closes the list (``[foo(x=1))]``) is no end of it: the brackets do
     # not match, and the block is read whole (where no character can be left out).
     return end + 1 if end is not None and text[end] == "]" else None
+
+
+# An integer written with leading zeros (not a float, ``007.5``, nor a prefixed ``0x1f``).
+_LEADING_ZEROS = re.compile(r"(?<![\w.])0+(?=\d)(?=\d+(?![\w.]))")
+
+
+def _escaped_in_strings(text: str) -> str:
+    """``text`` with the raw newlines and NUL bytes inside its quotes escaped (a newline
+    between a call's arguments stays one)."""
+    if "\n" not in text and "\x00" not in text:
+        return text
+    outside = {i for i, _, _ in _structure(text)}
+    return "".join(
+        ("\\n" if char == "\n" else "\\x00" if char == "\x00" else char) if i not in outside else char
+        for i, char in enumerate(text)
+    )
+
+
+def _without_leading_zeros(text: str) -> str:
+    """``text`` with the leading zeros of its integers outside quotes left out."""
+    outside = {i for i, _, _ in _structure(text)}
+    return _LEADING_ZEROS.sub(lambda m: "" if m.start() in outside else m.group(), text)
+
+
+def _call_lines(text: str) -> list[tuple[int, int]]:
+    """Where each line of calls written one a line starts and ends, whitespace around it left
+    out: a newline inside a call's brackets or quotes (a string written over lines) is the
+    call's own. Where a quote or a bracket never closes, each line is a call's, so that the
+    lines after the one that does not close are read still."""
+    breaks: list[int] = []
+    depth = 0
+    quote = ""
+    i = 0
+    while i < len(text):
+        char = text[i]
+        if quote:
+            if char == "\\":
+                i += 1
+            elif char == quote:
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif char == "\n" and depth == 0:
+            breaks.append(i)
+        i += 1
+    if quote or depth != 0:
+        breaks = [i for i, char in enumerate(text) if char == "\n"]
+    lines: list[tuple[int, int]] = []
+    start = 0
+    for end in [*breaks, len(text)]:
+        line = text[start:end]
+        if line.strip():
+            lead = len(line) - len(line.lstrip())
+            lines.append((start + lead, start + len(line.rstrip())))
+        start = end + 1
+    return lines
 
 
 def _top_level_segments(text: str) -> list[str]:
