@@ -2942,3 +2942,29 @@ def test_a_parameter_name_the_text_ends_in_stays_in_the_call(template: str, text
     # The call's end written after the name: the name is text that is no part of the call.
     closed = parse_both("Qwen-Qwen3-Coder", "<tool_call>\n<function=bash>\n<parameter=command</function>\n</tool_call>", tools=tools)
     assert closed.message.content == "command" and [d.kind for d in closed.diagnostics] == ["unexpected_text"]
+
+
+# vLLM tests/tool_parsers/test_kimi_k2_tool_parser.py (noise_between_markers): text between the
+# calls of a section has no place there. It stays in the content, where it stands, and an
+# unexpected_text diagnostic says so (before, it was content with no diagnostic). Whitespace
+# there is the section's own.
+@pytest.mark.parametrize(
+    ("template", "call"),
+    [
+        ("Moonshot-Kimi-K2-Instruct-early", '<|tool_call_begin|>functions.get_time:{i}<|tool_call_argument_begin|>{{"x": {i}}}<|tool_call_end|>'),
+        ("DeepSeek-V3.1", '<｜tool▁call▁begin｜>get_time<｜tool▁sep｜>{{"x": {i}}}<｜tool▁call▁end｜>'),
+    ],
+)
+def test_text_between_the_calls_of_a_section_is_unexpected(template: str, call: str) -> None:
+    begin, end = (
+        ("<|tool_calls_section_begin|>", "<|tool_calls_section_end|>")
+        if template.startswith("Moonshot")
+        else ("<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>")
+    )
+    text = f"Let me check.{begin}{call.format(i=0)} noise {call.format(i=1)}{end}"
+    result = parse_both(template, text, tools=TOOLS)
+    assert calls(result) == [("get_time", {"x": 0}), ("get_time", {"x": 1})]
+    assert result.message.content == "Let me check. noise "
+    assert [(d.kind, d.position) for d in result.diagnostics] == [("unexpected_text", text.index(" noise"))]
+    spaced = parse_both(template, f"{begin}{call.format(i=0)}\n{call.format(i=1)}{end}", tools=TOOLS)
+    assert len(calls(spaced)) == 2 and not spaced.diagnostics

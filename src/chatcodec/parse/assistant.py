@@ -282,7 +282,13 @@ class AssistantAssembler:
             kind = piece.kind
             if self._section_hold is not None or self._header_hold is not None or self._in_quoted_message:
                 self._handle(piece)
-            elif kind == "CONTENT" and piece.stray_delimiter is None and not out.silent and not self._in_reasoning:
+            elif (
+                kind == "CONTENT"
+                and piece.stray_delimiter is None
+                and not out.silent
+                and not self._in_reasoning
+                and self._section_state != "real"
+            ):
                 # The hot path of streaming: a delta of visible text.
                 text = piece.text
                 self._content.append(text)
@@ -312,7 +318,7 @@ class AssistantAssembler:
         ):
             return self.handle((Piece(kind, text, start),))
         event: Callable[[str], Event]
-        if kind == "CONTENT" and not self._in_reasoning:
+        if kind == "CONTENT" and not self._in_reasoning and self._section_state != "real":
             add, event, span_kind = self._content.append, ContentDelta, "content"
         elif kind == "REASONING":
             add, event, span_kind = self._reasoning.append, ReasoningDelta, "reasoning"
@@ -936,14 +942,15 @@ class AssistantAssembler:
             self._reasoning.append(piece.text)
             self._out.span("reasoning", piece.start, piece.end)
             self._out.emit(ReasoningDelta(piece.text))
-        elif piece.kind == "CONTENT":
+        elif piece.kind == "CONTENT" and not (call is None and self._section_state == "real" and self.family.section_close):
             self._text(piece)
         elif call is not None:
             call.add_text(piece.text, piece.start)
             if self._reader is not None:
                 self._reader.text(call, piece)
         elif not self._ended:
-            # Text where the grammar has no place for it, before the answer ended: kept in the
+            # Text where the grammar has no place for it, before the answer ended (or between
+            # the calls of a section, where the grammar takes it only to keep it): kept in the
             # message, where it stands.
             if piece.run_start:
                 self._stray_run_start = piece.start

@@ -154,6 +154,7 @@ class WholeTextReader:
         self._arguments_head = _member("{", argument_keys)
         self._name_after = _member(",", name_keys, '"')
         self._in_section = syntax is not None and syntax.in_section
+        self._section_closes = bool(family.section_close)
         self._noncanonical = frozenset(syntax.noncanonical) if syntax is not None else frozenset()
         # Every spelling of those (with the whitespace around them the grammar accepts): a call
         # that opens so is read the general way, which says so.
@@ -449,8 +450,10 @@ class WholeTextReader:
                         closing = found is not None and self._role_at(stack, found.group()) == REASONING_CLOSE
                         kind = "REASONING" if closing else "CONTENT"
                     if kind == "CONTENT":
-                        if section == "opened" and whole[pos:stop].strip():
-                            return None  # a section opener followed by text is text
+                        if section and whole[pos:stop].strip() and (section == "opened" or self._section_closes):
+                            # A section opener followed by text is text; text between the
+                            # calls of a section that closes has no place there.
+                            return None
                         piece = whole[pos if pos > base else base : stop]
                         content.append(piece)
                         if events is not None:
