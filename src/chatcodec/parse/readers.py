@@ -1389,9 +1389,10 @@ def _parse_call(segment: str) -> ast.expr | None:
     return tree.body
 
 
-def _structure(text: str, start: int = 0) -> Iterator[tuple[int, str, int]]:
+def _structure(text: str, start: int = 0, unclosed: list[str] | None = None) -> Iterator[tuple[int, str, int]]:
     """Each character of ``text`` outside quotes (quotes as Python reads them), from ``start``,
-    with the bracket depth after it."""
+    with the bracket depth after it. At the end, the quote left open (``""`` for none) is
+    appended to ``unclosed``, where given."""
     depth = 0
     quote = ""
     i = start
@@ -1411,6 +1412,8 @@ def _structure(text: str, start: int = 0) -> Iterator[tuple[int, str, int]]:
                 depth -= 1
             yield i, char, depth
         i += 1
+    if unclosed is not None:
+        unclosed.append(quote)
 
 
 def _after_the_list(text: str) -> int | None:
@@ -1453,26 +1456,12 @@ def _call_lines(text: str) -> list[tuple[int, int]]:
     call's own. Where a quote or a bracket never closes, each line is a call's, so that the
     lines after the one that does not close are read still."""
     breaks: list[int] = []
+    unclosed: list[str] = []
     depth = 0
-    quote = ""
-    i = 0
-    while i < len(text):
-        char = text[i]
-        if quote:
-            if char == "\\":
-                i += 1
-            elif char == quote:
-                quote = ""
-        elif char in "'\"":
-            quote = char
-        elif char in "([{":
-            depth += 1
-        elif char in ")]}":
-            depth -= 1
-        elif char == "\n" and depth == 0:
+    for i, char, depth in _structure(text, unclosed=unclosed):
+        if char == "\n" and depth == 0:
             breaks.append(i)
-        i += 1
-    if quote or depth != 0:
+    if unclosed[0] or depth != 0:
         breaks = [i for i, char in enumerate(text) if char == "\n"]
     lines: list[tuple[int, int]] = []
     start = 0
