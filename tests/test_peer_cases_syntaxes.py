@@ -2968,3 +2968,16 @@ def test_text_between_the_calls_of_a_section_is_unexpected(template: str, call: 
     assert [(d.kind, d.position) for d in result.diagnostics] == [("unexpected_text", text.index(" noise"))]
     spaced = parse_both(template, f"{begin}{call.format(i=0)}\n{call.format(i=1)}{end}", tools=TOOLS)
     assert len(calls(spaced)) == 2 and not spaced.diagnostics
+
+
+# vLLM tests/tool_parsers/test_intern_s1_tool_parser.py (supports_spaced_special_tokens), SGLang
+# test_internlm_detector.py: a slow tokenizer decodes InternLM2's two opening tokens with a
+# space between them unless the server turns that off (SGLang's default leaves it on). Read as
+# the call it is, noncanonical; before, it was text.
+def test_internlm2_opening_tokens_with_a_space_between_are_read() -> None:
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {}}}}]
+    text = '<|action_start|> <|plugin|>\n{"name": "get_weather", "parameters": {"city": "Tokyo"}}\n<|action_end|>'
+    result = parse_both("vLLM-InternLM2-tool", text, tools=tools)
+    assert calls(result) == [("get_weather", {"city": "Tokyo"})] and result.message.content is None
+    assert [(d.kind, d.position) for d in result.diagnostics] == [("noncanonical", 0)]
+    assert result.finish_reason == "tool_calls"

@@ -207,15 +207,24 @@ LFM2_JSON = _between_tags(
     markers=("<|tool_call_start|>", '"name"'),
 )
 # InternLM2 / 2.5: one call's object between its action tags, the plugin's name after the
-# opening one ("parameters" for the arguments, as its tool prompt asks, or "arguments").
-INTERNLM2 = _between_tags(
-    "internlm2",
-    "object_in_tags",
-    "json_object",
-    '<|action_start|><|plugin|>\n{"name": …, "parameters": {…}}<|action_end|>',
-    "<|action_start|><|plugin|>",
-    "<|action_end|>",
+# opening one ("parameters" for the arguments, as its tool prompt asks, or "arguments"). Its
+# slow tokenizer decodes the two opening tokens with a space between them unless told not to
+# (a server's default): read, noncanonical.
+INTERNLM2 = CallSyntax(
+    name="internlm2",
+    piece="object_in_tags",
+    reader="json_object",
+    description='<|action_start|><|plugin|>\n{"name": …, "parameters": {…}}<|action_end|>',
+    spellings=spelled(
+        (
+            "CALL_OPEN",
+            around("<|action_start|><|plugin|>", before="\n", after="\n")
+            + around("<|action_start|> <|plugin|>", before="\n", after="\n"),
+        ),
+        ("CALL_CLOSE", around("<|action_end|>", before="\n", after="\n")),
+    ),
     markers=("<|action_start|><|plugin|>",),
+    noncanonical=("<|action_start|> <|plugin|>",),
 )
 GIGACHAT = CallSyntax(
     name="gigachat",
