@@ -54,6 +54,10 @@ def calls(result: ParseResult) -> list[tuple[str, Any]]:
         ("vLLM-Llama-4-pythonic", "[f(x=true, y=null)]", [("f", {"x": True, "y": None})]),
         # SGLang test_pythonic_detector.py: a triple-quoted string holding a quote.
         ("vLLM-Llama-4-pythonic", "[search(query='''a ' b''')]", [("search", {"query": "a ' b"})]),
+        # SGLang test_pythonic_detector.py (quoted brackets): a triple-quoted string holding a
+        # quote and a bracket; before, the bracket read as left open and the answer as cut short.
+        ("vLLM-Llama-4-pythonic", '[search(query="""a " and [ b\nc""")]', [("search", {"query": 'a " and [ b\nc'})]),
+        ("vLLM-Llama-4-pythonic", "[search(query='''a ' and [ b''', n='')]", [("search", {"query": "a ' and [ b", "n": ""})]),
         # vLLM tests/tool_parsers/test_lfm2_tool_parser.py (leading_zero_int): an integer with
         # leading zeros, as dates are written; in a string, or a float, the zeros stay.
         (

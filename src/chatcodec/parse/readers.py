@@ -1390,9 +1390,9 @@ def _parse_call(segment: str) -> ast.expr | None:
 
 
 def _structure(text: str, start: int = 0, unclosed: list[str] | None = None) -> Iterator[tuple[int, str, int]]:
-    """Each character of ``text`` outside quotes (quotes as Python reads them), from ``start``,
-    with the bracket depth after it. At the end, the quote left open (``""`` for none) is
-    appended to ``unclosed``, where given."""
+    """Each character of ``text`` outside quotes (quotes as Python reads them, triple quotes
+    too), from ``start``, with the bracket depth after it. At the end, the quote left open
+    (``""`` for none) is appended to ``unclosed``, where given."""
     depth = 0
     quote = ""
     i = start
@@ -1401,10 +1401,12 @@ def _structure(text: str, start: int = 0, unclosed: list[str] | None = None) -> 
         if quote:
             if char == "\\":
                 i += 1
-            elif char == quote:
+            elif char == quote[0] and text.startswith(quote, i):
+                i += len(quote) - 1
                 quote = ""
         elif char in "'\"":
-            quote = char
+            quote = char * 3 if text.startswith(char * 3, i) else char
+            i += len(quote) - 1
         else:
             if char in "([{":
                 depth += 1
