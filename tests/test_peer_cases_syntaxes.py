@@ -2985,3 +2985,23 @@ def test_internlm2_opening_tokens_with_a_space_between_are_read() -> None:
     assert calls(result) == [("get_weather", {"city": "Tokyo"})] and result.message.content is None
     assert [(d.kind, d.position) for d in result.diagnostics] == [("noncanonical", 0)]
     assert result.finish_reason == "tool_calls"
+
+
+# SGLang test_glm47_moe_detector.py (test_array_argument_with_escaped_json): a list written as
+# the escaped text of a JSON string, its quotes left out, where the schema asks for a list. A
+# string parameter keeps the text as written.
+@pytest.mark.parametrize("template", ["ZhipuAI-GLM-4.7-Flash", "Qwen-Qwen3-Coder"])
+def test_a_list_written_as_escaped_json_text_is_the_list(template: str) -> None:
+    properties = {"todos": {"type": "array"}, "note": {"type": "string"}}
+    tools = [{"type": "function", "function": {"name": "todo_write", "parameters": {"type": "object", "properties": properties}}}]
+    value = '[{\\"id\\": \\"1\\", \\"text\\": \\"a\\\\nb\\"}]'
+    values = {"todos": value, "note": value}
+    if template.startswith("ZhipuAI"):
+        body = "".join(f"<arg_key>{key}</arg_key><arg_value>{text}</arg_value>" for key, text in values.items())
+        text = f"<tool_call>todo_write{body}</tool_call>"
+    else:
+        body = "".join(f"<parameter={key}>\n{text}\n</parameter>\n" for key, text in values.items())
+        text = f"<tool_call>\n<function=todo_write>\n{body}</function>\n</tool_call>"
+    result = parse_both(template, text, tools=tools)
+    assert calls(result) == [("todo_write", {"todos": [{"id": "1", "text": "a\nb"}], "note": value})]
+    assert not result.diagnostics

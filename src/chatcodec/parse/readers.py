@@ -499,6 +499,10 @@ def convert_value(text: str, schema: dict[str, Any] | None) -> Any:
         value = _python_literal(stripped) if types else None
         if value is None:
             value = _loosely(stripped, types)
+        if value is None and types & {"object", "array"} and '\\"' in stripped:
+            # ``[{\"id\": \"1\"}]``: the text of a JSON string that holds the object or list,
+            # its quotes left out (SGLang's GLM-4.7 tests).
+            value = _unescaped(stripped, types)
         if value is None and stripped not in ("None", "null"):
             return text
     if isinstance(value, str) and types & {"object", "array"} and not _matches(value, types):
@@ -510,6 +514,17 @@ def convert_value(text: str, schema: dict[str, Any] | None) -> Any:
     if isinstance(value, (float, list, dict)) and dumps_finite(value) is None:
         return text  # 1e999 is no number JSON can write back: the text stays as written
     return value
+
+
+def _unescaped(text: str, types: set[str]) -> Any:
+    """The object or list whose JSON ``text`` holds escaped as a string's contents (None where
+    it holds none the schema asks for)."""
+    try:
+        inner = json.loads('"' + text + '"')
+        decoded = loads_json(inner)
+    except (ValueError, RecursionError):
+        return None
+    return decoded if isinstance(decoded, (dict, list)) and _matches(decoded, types) else None
 
 
 def _decoded_again(value: str, types: set[str]) -> Any:
