@@ -181,19 +181,29 @@ HYPERCLOVAX = CallSyntax(
 # -- JSON in tags ---------------------------------------------------------------------------------
 
 def _between_tags(
-    name: str, piece: str, reader: str, description: str, opening: str, closing: str, markers: tuple[str, ...]
+    name: str,
+    piece: str,
+    reader: str,
+    description: str,
+    opening: str,
+    closing: str,
+    markers: tuple[str, ...],
+    *,
+    other_openings: tuple[str, ...] = (),
 ) -> CallSyntax:
-    """Calls in one block between two tags, a newline on either side of each optional."""
+    """Calls in one block between two tags, a newline on either side of each optional
+    (``other_openings``: spellings of the opening tag read too, ``noncanonical``)."""
+    openings = around(opening, before="\n", after="\n")
+    for other in other_openings:
+        openings += around(other, before="\n", after="\n")
     return CallSyntax(
         name=name,
         piece=piece,
         reader=reader,
         description=description,
-        spellings=spelled(
-            ("CALL_OPEN", around(opening, before="\n", after="\n")),
-            ("CALL_CLOSE", around(closing, before="\n", after="\n")),
-        ),
+        spellings=spelled(("CALL_OPEN", openings), ("CALL_CLOSE", around(closing, before="\n", after="\n"))),
         markers=markers,
+        noncanonical=other_openings,
     )
 
 
@@ -210,21 +220,15 @@ LFM2_JSON = _between_tags(
 # opening one ("parameters" for the arguments, as its tool prompt asks, or "arguments"). Its
 # slow tokenizer decodes the two opening tokens with a space between them unless told not to
 # (a server's default): read, noncanonical.
-INTERNLM2 = CallSyntax(
-    name="internlm2",
-    piece="object_in_tags",
-    reader="json_object",
-    description='<|action_start|><|plugin|>\n{"name": …, "parameters": {…}}<|action_end|>',
-    spellings=spelled(
-        (
-            "CALL_OPEN",
-            around("<|action_start|><|plugin|>", before="\n", after="\n")
-            + around("<|action_start|> <|plugin|>", before="\n", after="\n"),
-        ),
-        ("CALL_CLOSE", around("<|action_end|>", before="\n", after="\n")),
-    ),
+INTERNLM2 = _between_tags(
+    "internlm2",
+    "object_in_tags",
+    "json_object",
+    '<|action_start|><|plugin|>\n{"name": …, "parameters": {…}}<|action_end|>',
+    "<|action_start|><|plugin|>",
+    "<|action_end|>",
     markers=("<|action_start|><|plugin|>",),
-    noncanonical=("<|action_start|> <|plugin|>",),
+    other_openings=("<|action_start|> <|plugin|>",),
 )
 GIGACHAT = CallSyntax(
     name="gigachat",
