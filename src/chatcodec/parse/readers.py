@@ -1647,7 +1647,14 @@ class GemmaReader(CallReader):
             # (The brace that closes the arguments, read as the value's end, is not the value's.)
             value = value.rstrip()
             value = value[:-1].strip() if value.endswith("}") else value.strip()
-            ending = json.dumps(value, ensure_ascii=False) + "}"
+            kept: Any = value
+            if call.cut_short:
+                # The text ended in the value: what was written of it is typed by the schema,
+                # as the last value of any other syntax's call cut short is (``beta:1``).
+                read = _gemma_value("{k:" + value + "}", self.QUOTE)
+                if isinstance(read, dict) and "k" in read:
+                    kept = convert_value_literal(read["k"], self._schema(call))
+            ending = json.dumps(kept, ensure_ascii=False) + "}"
         elif mode == "value":
             ending = '""}'
         else:
