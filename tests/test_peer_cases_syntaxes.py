@@ -3007,8 +3007,9 @@ def test_a_list_written_as_escaped_json_text_is_the_list(template: str) -> None:
     assert not result.diagnostics
 
 
-# Found among the peers' Gemma 4 truncation cases (a call cut short in a bare value): what was written of the last
-# value is typed by the schema, as any other syntax's cut call's is; before, "1" for an integer.
+# Found among the peers' Gemma 4 truncation cases (a call cut short in a bare value): what was
+# written of the last value is typed by the schema, as any other syntax's cut call's is; before,
+# "1" for an integer.
 @pytest.mark.parametrize(("written", "value"), [("beta:1", 1), ("s:ab", "ab"), ("beta:[1,2", "[1,2")])
 def test_a_gemma_call_cut_short_types_its_last_value(written: str, value: Any) -> None:
     properties = {"alpha": {"type": "integer"}, "beta": {"type": "integer"}, "s": {"type": "string"}}
