@@ -6,6 +6,7 @@ tests expect too."""
 from __future__ import annotations
 
 import json
+import warnings
 from functools import cache
 from typing import Any
 
@@ -3017,3 +3018,16 @@ def test_a_gemma_call_cut_short_types_its_last_value(written: str, value: Any) -
     result = parse_both("Google-gemma-4-31B-it", "<|tool_call>call:f{alpha:15," + written, tools=tools)
     assert calls(result) == [("f", {"alpha": 15, written.split(":")[0]: value})]
     assert result.finish_reason == "length" and [d.kind for d in result.diagnostics] == ["unclosed_tool_call"]
+
+
+# vLLM tests/tool_parsers/test_lfm2_tool_parser.py (nested_python_c): a model's Python string
+# holds backslashes Python does not know as escapes ('\,'). Python reads them as written and
+# warns, which from 3.12 prints to stderr: a parser of model output reads them in silence (with
+# warnings as errors, as some servers run, the call was lost).
+def test_an_unknown_escape_in_a_python_string_is_read_without_a_warning() -> None:
+    text = "<|tool_call_start|>[bash(command='print(\"a\\,b\")', path='C:\\dir')]<|tool_call_end|>"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = parse_both("LiquidAI-LFM2.5-8B-A1B", text)
+    assert calls(result) == [("bash", {"command": 'print("a\\,b")', "path": "C:\\dir"})]
+    assert not result.diagnostics

@@ -20,6 +20,7 @@ from typing import Any
 from chatcodec.parse.attributes import without_attributes
 from chatcodec.parse.engine import STRAY, Piece
 from chatcodec.parse.json_scan import JsonWalk, MemberEvent, ValueScanner, dumps_finite, is_json_object, loads_json
+from chatcodec.parse.python_source import expression
 from chatcodec.parse.toolcalls import ToolCallBlock, ToolCalls
 
 ARGUMENT_KEYS = ("arguments", "parameters")  # some models write Llama's "parameters"
@@ -611,7 +612,7 @@ def _python_literal(text: str) -> Any:
     if len(text) > 100_000:
         return None
     try:
-        value = ast.literal_eval(text)
+        value = ast.literal_eval(expression(text))
     except (ValueError, SyntaxError, RecursionError, MemoryError, TypeError):
         return None
     try:
@@ -1388,20 +1389,19 @@ def _keyword_arguments_renamed(text: str) -> str:
 
 def _parse_list(body: str) -> list[ast.expr] | None:
     try:
-        tree = ast.parse(body, mode="eval")
+        tree = expression(body)
     except (SyntaxError, RecursionError, MemoryError, ValueError):
         return None
-    if not isinstance(tree.body, (ast.List, ast.Tuple)):
+    if not isinstance(tree, (ast.List, ast.Tuple)):
         return None
-    return list(tree.body.elts)
+    return list(tree.elts)
 
 
 def _parse_call(segment: str) -> ast.expr | None:
     try:
-        tree = ast.parse(segment.strip(), mode="eval")
+        return expression(segment.strip())
     except (SyntaxError, RecursionError, MemoryError, ValueError):
         return None
-    return tree.body
 
 
 def _structure(text: str, start: int = 0, unclosed: list[str] | None = None) -> Iterator[tuple[int, str, int]]:
