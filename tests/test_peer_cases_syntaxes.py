@@ -1974,19 +1974,20 @@ def test_an_element_of_a_list_of_calls_that_is_no_json_is_kept_as_content(
 
 
 # vLLM tests/tool_parsers/test_llama4_pythonic_tool_parser.py (test_good_call_survives_unparsable
-# _sibling): a quote left unescaped runs to the end of the list, so its elements after the good
-# call cannot be told apart. The good call stands; the text from the broken element on is
-# content, as written, where it was lost before.
+# _sibling): a quote left open runs to the end of the list, so its elements after the good call
+# cannot be told apart. The good call stands; the text from the broken element on is content,
+# as written, where it was lost before. (A quote the string holds unescaped, with an end the
+# next argument follows, is read: ``test_a_python_string_holding_its_own_quote_unescaped``.)
 @pytest.mark.parametrize(
     ("template", "text", "content", "finish"),
     [
-        ("vLLM-Llama-4-pythonic", "[get_weather(city='SF', metric='c'), f(a='x 'y', b='z')]", "f(a='x 'y', b='z')]", "tool_calls"),
-        ("vLLM-Llama-4-pythonic", "[get_weather(city='SF', metric='c'), f(a='x 'y', b='z')] Done.", "f(a='x 'y', b='z')] Done.", "tool_calls"),
+        ("vLLM-Llama-4-pythonic", "[get_weather(city='SF', metric='c'), f(a='x 'y' z)]", "f(a='x 'y' z)]", "tool_calls"),
+        ("vLLM-Llama-4-pythonic", "[get_weather(city='SF', metric='c'), f(a='x 'y' z)] Done.", "f(a='x 'y' z)] Done.", "tool_calls"),
         ("vLLM-Llama-4-pythonic", "[get_weather(city='SF', metric='c'), f(a=1", "f(a=1", "length"),
         (
             "LiquidAI-LFM2.5-8B-A1B",
-            "<|tool_call_start|>[get_weather(city='SF', metric='c'), f(a='x 'y', b='z')]<|tool_call_end|>",
-            "f(a='x 'y', b='z')]",
+            "<|tool_call_start|>[get_weather(city='SF', metric='c'), f(a='x 'y' z)]<|tool_call_end|>",
+            "f(a='x 'y' z)]",
             "tool_calls",
         ),
     ],
@@ -3031,3 +3032,25 @@ def test_an_unknown_escape_in_a_python_string_is_read_without_a_warning() -> Non
         result = parse_both("LiquidAI-LFM2.5-8B-A1B", text)
     assert calls(result) == [("bash", {"command": 'print("a\\,b")', "path": "C:\\dir"})]
     assert not result.diagnostics
+
+
+# vLLM tests/tool_parsers/test_lfm2_tool_parser.py (nested_quote, nested_python_c): an agent's
+# shell command quotes with the string's own quote, unescaped. Each string ends at the first of
+# its quotes that the next argument or the call's end follows, so no reading swallows an
+# argument; before, the call was lost to the content.
+@pytest.mark.parametrize(
+    ("written", "expected"),
+    [
+        ("bash(command='sed -n '360,450p' /testbed/common.py')", [("bash", {"command": "sed -n '360,450p' /testbed/common.py"})]),
+        (
+            "bash(command='python3 -c \"print(latex(x, mul_symbol='\\,'))\"')",
+            [("bash", {"command": "python3 -c \"print(latex(x, mul_symbol='\\,'))\""})],
+        ),
+        ("f(a='it's', b='he's'), g(c=\"say \"hi\"\")", [("f", {"a": "it's", "b": "he's"}), ("g", {"c": 'say "hi"'})]),
+        ("get_weather(city='SF', metric='c'), f(a='x 'y', b='z')", [("get_weather", {"city": "SF", "metric": "c"}), ("f", {"a": "x 'y", "b": "z"})]),
+    ],
+)
+def test_a_python_string_holding_its_own_quote_unescaped(written: str, expected: list[tuple[str, Any]]) -> None:
+    result = parse_both("LiquidAI-LFM2.5-8B-A1B", f"<|tool_call_start|>[{written}]<|tool_call_end|>")
+    assert calls(result) == expected and result.message.content is None
+    assert not result.diagnostics and result.finish_reason == "tool_calls"

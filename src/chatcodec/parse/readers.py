@@ -1277,6 +1277,8 @@ def _python_calls(text: str) -> list[tuple[str, dict[str, Any]]]:
             # ``month=07``: an integer as a date writes it, which Python 2 read as octal and
             # Python 3 refuses; the number it stands for is plain.
             nodes = _parse_list(_without_leading_zeros(escaped))
+    if nodes is None and (requoted := _requoted(body)) is not None:
+        nodes = _parse_list(_escaped_in_strings(requoted))
     if nodes is None:
         nodes = [node for segment in _top_level_segments(body[1:-1]) if (node := _parse_call(segment)) is not None]
     calls = []
@@ -1447,6 +1449,58 @@ def _after_the_list(text: str) -> int | None:
 
 # An integer written with leading zeros (not a float, ``007.5``, nor a prefixed ``0x1f``).
 _LEADING_ZEROS = re.compile(r"(?<![\w.])0+(?=\d)(?=\d+(?![\w.]))")
+
+
+# A keyword argument's string opening, and what may follow a string argument's closing quote:
+# the next keyword argument, or the call's end.
+_STRING_ARGUMENT = re.compile(r"""[(,]\s*[A-Za-z_]\w*\s*=\s*(['"])""")
+_CLOSING = {quote: re.compile(quote + r"(?=\s*(?:,\s*[A-Za-z_]\w*\s*=|\)\s*(?:[,\]\n]|$)))") for quote in "'\""}
+
+
+def _requoted(body: str) -> str | None:
+    """A list of calls whose string arguments hold their own quote unescaped (a shell command:
+    ``command='sed -n '1,2p' f'``), with those quotes escaped: each string ends at the first of
+    its quotes that the next argument or the call's end follows, so that no reading swallows
+    an argument (``a='it's', b='he's'`` is two). None where nothing was unescaped, or a string
+    has no such end."""
+    if len(body) > 100_000:
+        return None
+    out: list[str] = []
+    pos = 0
+    changed = False
+    while (opening := _STRING_ARGUMENT.search(body, pos)) is not None:
+        quote, start = opening.group(1), opening.end()
+        if body.startswith(quote * 2, start):  # a triple-quoted string: read as written
+            end = body.find(quote * 3, start + 2)
+            if end < 0:
+                return None
+            out.append(body[pos : end + 3])
+            pos = end + 3
+            continue
+        closing = _CLOSING[quote].search(body, start)
+        while closing is not None and _escaped_at(body, closing.start()):
+            closing = _CLOSING[quote].search(body, closing.start() + 1)
+        if closing is None:
+            return None
+        inner = body[start : closing.start()]
+        escaped = _quote_escaped(inner, quote)
+        changed = changed or escaped != inner
+        out.append(body[pos:start] + escaped)
+        pos = closing.start()
+    return "".join(out) + body[pos:] if changed else None
+
+
+def _escaped_at(text: str, at: int) -> bool:
+    """Is the character at ``at`` escaped (an odd number of backslashes before it)?"""
+    count = 0
+    while at - count - 1 >= 0 and text[at - count - 1] == "\\":
+        count += 1
+    return bool(count & 1)
+
+
+def _quote_escaped(text: str, quote: str) -> str:
+    """``text`` with each ``quote`` in it not yet escaped escaped."""
+    return "".join("\\" + char if char == quote and not _escaped_at(text, i) else char for i, char in enumerate(text))
 
 
 def _escaped_in_strings(text: str) -> str:
