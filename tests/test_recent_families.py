@@ -179,6 +179,23 @@ def test_minimax_m1_text_after_the_objects_and_a_block_cut_short() -> None:
     assert result.finish_reason == "length" and [d.kind for d in result.diagnostics] == ["unclosed_tool_call"]
 
 
+# vLLM tests/tool_parsers/test_minimax_tool_parser.py (invalid_json): a line that is no call's
+# object among MiniMax-M1's lines. The model writes one object a line, so the lines after it are
+# read still: each a call where it is one whole object, else content like the broken line. Before,
+# the broken line ended the reading and the calls after it were content.
+def test_minimax_m1_reads_on_after_a_broken_line() -> None:
+    lines = [m1_call(city="Paris"), "{invalid json here}", m1_call(city="Rome"), '{"name": "get_weather", "arguments": {', m1_call(days=2)]
+    text = "<tool_calls>\n" + "\n".join(lines) + "\n</tool_calls>"
+    result = parse_both("MiniMax-M1", text, prompt=prompt("MiniMax-M1"))
+    assert calls(result) == [("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Rome"}), ("get_weather", {"days": 2})]
+    assert result.message.content == "{invalid json here}" + '{"name": "get_weather", "arguments": {'
+    assert [(d.kind, d.position) for d in result.diagnostics] == [
+        ("malformed_tool_call", text.index("{invalid")),
+        ("malformed_tool_call", text.index('{"name": "get_weather", "arguments": {\n')),
+    ]
+    assert result.finish_reason == "tool_calls"
+
+
 # -- DeepSeek V4 ------------------------------------------------------------------------------------
 
 

@@ -306,6 +306,48 @@ class JsonObjectsReader(JsonListReader):
             self.calls.diagnose("noncanonical", call.start, "the calls are a JSON list, not objects one after another")
         super().text(call, piece)
 
+    def close(self, call: ToolCallBlock) -> None:
+        super().close(call)
+        walk = call.walk
+        if walk is None or walk.error is None or walk.shape != "objects" or not call.children:
+            return
+        broken = call.children[-1]
+        if broken.index is None and self._read_on(call):
+            broken.error = broken.error or walk.error
+            call.walk = None  # (the block was read past its error, line by line)
+
+    def _read_on(self, call: ToolCallBlock) -> bool:
+        """The model writes one object a line: after a line that is no call's object
+        (``{invalid json here}``), the lines after it are read still, each a call where it is one
+        whole object, else text. False where the broken object runs to the block's end."""
+        written = "".join(call.raw)
+        end = call.inner_end()
+        start = call.children[-1].state.get("element", (-1, -1))[0]
+        if not call.start <= start < end:
+            return False
+        line_end = written.find("\n", start - call.start)
+        if line_end < 0 or call.start + line_end >= end:
+            return False
+        call.children[-1].state["element"] = (start, call.start + line_end)
+        # (Text kept as no part of the list from where its JSON stopped is read again here.)
+        call.after_value = [(at, text[: start - at]) for at, text in call.after_value if at < start]
+        at = call.start + line_end + 1
+        for line in written[at - call.start : end - call.start].splitlines(keepends=True):
+            text = line.strip()
+            if text:
+                begin = at + len(line) - len(line.lstrip())
+                child = self.calls.child(call)
+                child.state["element"] = (begin, begin + len(text))
+                line_walk = JsonWalk(begin, "object")
+                line_walk.scan(text, begin, begin + len(text))
+                if line_walk.complete:
+                    for event in line_walk.take():
+                        self.member(child, event, begin)
+                else:
+                    child.error = line_walk.error or "the call's object is cut short"
+            at += len(line)
+        return True
+
 
 def _after_the_value(call: ToolCallBlock, piece: Piece, walk: JsonWalk) -> None:
     """Keep the text of ``piece`` after the body's value (no part of the call: whitespace stays

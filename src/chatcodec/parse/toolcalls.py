@@ -53,6 +53,10 @@ class ToolCallBlock:
     cut_short: bool = False  # the text ended inside the block (set before the reader closes it)
     state: dict[str, Any] = field(default_factory=dict)  # what the syntax's reader keeps
 
+    def inner_end(self) -> int:
+        """Where the block's text ends, before its closing delimiter (-1 if it has none)."""
+        return max((stop for kind, _, stop, _ in self.spans if kind != "delimiter"), default=-1)
+
     def as_delimiter(self, start: int, end: int, kind: str) -> None:
         """Text of the block after its value (``after_value``), from ``start`` to ``end``, is a
         delimiter (a call's end the model wrote where the syntax has none): it leaves the text
@@ -254,7 +258,7 @@ class ToolCalls:
     def _keep_after_failure(self, block: ToolCallBlock) -> None:
         """The list's text from where its JSON stopped to its end, given back as text."""
         failed_at = block.walk.failed_at if block.walk is not None else -1
-        end = _inner_end(block)
+        end = block.inner_end()
         if block.start <= failed_at < end and not block.after_value:
             written = "".join(block.raw)
             block.after_value.append((failed_at, written[failed_at - block.start : end - block.start]))
@@ -277,7 +281,7 @@ class ToolCalls:
             if end < 0 <= start and child is block.children[-1]:
                 # The JSON stopped inside this element (``{invalid}``, or cut short): it runs
                 # to the end of the list, and the elements written after it are its text too.
-                end = _inner_end(block)
+                end = block.inner_end()
             if not block.start <= start < end <= block.start + len(written):
                 # (Where the element's text is not known, it stays in the list's span.)
                 self._diagnose(kind, block.start, f"{reason}; an element of a list of calls, left out")
@@ -376,11 +380,6 @@ class ToolCalls:
 
 
 _NO_INDEX = ("delimiter", "content", "reasoning")  # spans that belong to no call
-
-
-def _inner_end(block: ToolCallBlock) -> int:
-    """Where the block's text ends, before its closing delimiter (-1 if it has none)."""
-    return max((stop for kind, _, stop, _ in block.spans if kind != "delimiter"), default=-1)
 
 
 def _carved(
