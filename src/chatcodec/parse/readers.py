@@ -1020,36 +1020,59 @@ def _key_tags(text: str, mark: str, schema: dict[str, Any] | None) -> Any:
         if not text and types & {"object", "array"}:
             return [] if "array" in types and "object" not in types else {}
         return convert_value(text, schema) if types else _untyped(text)
-    members: list[tuple[str, Any]] = []
+    members = _tag_members(text, mark, cut_short=False)
+    return _NOT_TAGS if members is None else _members_value(members, mark, schema)
+
+
+def _key_tags_so_far(text: str, mark: str, schema: dict[str, Any] | None) -> Any:
+    """What ``text``, cut short, writes as tags named by keys: the members whose tags closed,
+    and the member the cut fell in with its value so far (a tag's first characters left out),
+    typed as ``_key_tags`` types them. ``_NOT_TAGS`` where the members do not nest."""
+    return _members_value(_tag_members(text, mark, cut_short=True) or [], mark, schema)
+
+
+def _tag_members(text: str, mark: str, *, cut_short: bool) -> list[tuple[str, str, bool]] | None:
+    """The members ``text`` writes one after another, each between tags named by its key: (key,
+    the text inside its tags, whether its closing tag was written). None where the text is
+    anything else; ``cut_short``: the members up to where it stops being them, the last one's
+    closing tag left out (the text ends in it)."""
+    opening = mark + "<"
+    members: list[tuple[str, str, bool]] = []
     pos = 0
     while pos < len(text):
-        if not text.startswith(opening, pos):
-            return _NOT_TAGS
-        close = text.find(">", pos + len(opening))
+        close = text.find(">", pos + len(opening)) if text.startswith(opening, pos) else -1
         key = text[pos + len(opening) : close]
         if close < 0 or not key or key.startswith("/") or "<" in key:
-            return _NOT_TAGS
+            return members if cut_short else None  # (cut short: a key cut short is no member)
         end_tag = f"{mark}</{key}>"
-        inner_start = close + 1
-        end = _matching_close(text, inner_start, opening + key + ">", end_tag)
+        end = _matching_close(text, close + 1, opening + key + ">", end_tag)
         if end < 0:
-            return _NOT_TAGS
-        members.append((key, text[inner_start:end]))
+            if not cut_short:
+                return None
+            members.append((key, _without_partial_tag(text[close + 1 :], mark), False))
+            break
+        members.append((key, text[close + 1 : end], True))
         pos = end + len(end_tag)
+    return members
+
+
+def _members_value(members: list[tuple[str, str, bool]], mark: str, schema: dict[str, Any] | None) -> Any:
+    """The object or list ``members`` write, each typed by ``schema`` (``_NOT_TAGS`` where one
+    of them does not nest): a list where every tag is ``item`` and the schema allows one."""
     types = _types(schema)
-    if all(key == "item" for key, _ in members) and ("array" in types or "object" not in types):
+    if members and all(key == "item" for key, _, _ in members) and ("array" in types or "object" not in types):
         items = schema.get("items") if isinstance(schema, dict) else None
-        elements = [_key_tags(inner, mark, items if isinstance(items, dict) else None) for _, inner in members]
+        elements = [_member_value(inner, whole, mark, items if isinstance(items, dict) else None) for _, inner, whole in members]
         return _NOT_TAGS if any(element is _NOT_TAGS for element in elements) else elements
     properties = schema.get("properties") if isinstance(schema, dict) else None
     # A key written more than once is a list, an element a tag (``<tag>a</tag><tag>b</tag>``).
-    repeated = {key for key, count in Counter(key for key, _ in members).items() if count > 1}
+    repeated = {key for key, count in Counter(key for key, _, _ in members).items() if count > 1}
     values: dict[str, Any] = {}
-    for key, inner in members:
+    for key, inner, whole in members:
         sub = properties.get(key) if isinstance(properties, dict) else None
         if key in repeated:
             sub = sub.get("items") if isinstance(sub, dict) else None
-        value = _key_tags(inner, mark, sub if isinstance(sub, dict) else None)
+        value = _member_value(inner, whole, mark, sub if isinstance(sub, dict) else None)
         if value is _NOT_TAGS:
             return _NOT_TAGS
         if key in repeated:
@@ -1059,54 +1082,11 @@ def _key_tags(text: str, mark: str, schema: dict[str, Any] | None) -> Any:
     return values
 
 
-def _key_tags_so_far(text: str, mark: str, schema: dict[str, Any] | None) -> Any:
-    """What ``text``, cut short, writes as tags named by keys: the members whose tags closed,
-    and the member the cut fell in with its value so far (a tag's first characters left out),
-    typed as ``_key_tags`` types them. ``_NOT_TAGS`` where the members do not nest."""
-    opening = mark + "<"
-    members: list[tuple[str, str, bool]] = []  # (key, the text inside its tags, whole)
-    pos = 0
-    while pos < len(text) and text.startswith(opening, pos):
-        close = text.find(">", pos + len(opening))
-        key = text[pos + len(opening) : close]
-        if close < 0 or not key or key.startswith("/") or "<" in key:
-            break  # (a key cut short is no member)
-        end_tag = f"{mark}</{key}>"
-        end = _matching_close(text, close + 1, opening + key + ">", end_tag)
-        if end < 0:
-            members.append((key, _without_partial_tag(text[close + 1 :], mark), False))
-            break
-        members.append((key, text[close + 1 : end], True))
-        pos = end + len(end_tag)
-    types = _types(schema)
-    # (key, inner text, whole, the schema that types it); a list's elements have no key.
-    keyed: list[tuple[str | None, str, bool, dict[str, Any] | None]] = []
-    repeated: set[str] = set()
-    if members and all(key == "item" for key, _, _ in members) and ("array" in types or "object" not in types):
-        items = schema.get("items") if isinstance(schema, dict) else None
-        keyed = [(None, inner, whole, items if isinstance(items, dict) else None) for _, inner, whole in members]
-    else:
-        properties = schema.get("properties") if isinstance(schema, dict) else None
-        repeated = {key for key, count in Counter(key for key, _, _ in members).items() if count > 1}
-        for key, inner, whole in members:
-            sub = properties.get(key) if isinstance(properties, dict) else None
-            if key in repeated:
-                sub = sub.get("items") if isinstance(sub, dict) else None
-            keyed.append((key, inner, whole, sub if isinstance(sub, dict) else None))
-    elements: list[Any] = []
-    values: dict[str, Any] = {}
-    for member, inner, whole, sub in keyed:
-        read = _key_tags_so_far if not whole and inner.startswith(opening) else _key_tags
-        value = read(inner, mark, sub)
-        if value is _NOT_TAGS:
-            return _NOT_TAGS
-        if member is None:
-            elements.append(value)
-        elif member in repeated:
-            values.setdefault(member, []).append(value)
-        else:
-            values[member] = value
-    return elements if members and keyed[0][0] is None else values
+def _member_value(inner: str, whole: bool, mark: str, schema: dict[str, Any] | None) -> Any:
+    """One member's value: its tags' text read whole, or so far where the text ends in it."""
+    if not whole and inner.startswith(mark + "<"):
+        return _key_tags_so_far(inner, mark, schema)
+    return _key_tags(inner, mark, schema)
 
 
 def _without_partial_tag(text: str, mark: str) -> str:
