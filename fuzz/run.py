@@ -359,7 +359,7 @@ class Inputs:
     def cases(self) -> Iterator[Case]:
         kinds: list[Callable[[], str]] = [
             self._truncated, self._mutated, self._soup, self._nested, self._valid, self._hostile_value,
-            self._prefilled, self._crlf, self._echoed_header, self._spaced, self._retagged,
+            self._prefilled, self._crlf, self._echoed_header, self._spaced, self._retagged, self._listed,
         ]  # fmt: skip
         while True:
             kind = self.rng.choice(kinds)
@@ -464,6 +464,24 @@ class Inputs:
         if choice < 0.7 or not self.spellings:
             return text[:start] + text[end:]
         return text[:start] + self.rng.choice(self.spellings) + text[end:]
+
+    def _listed(self) -> str:
+        """A valid answer with a call's JSON object between two delimiters written as a list of
+        it, once or twice (Qwen2.5 and Hermes models write all their calls as one list in one
+        ``<tool_call>`` block at times)."""
+        text = self._valid()
+        delimiters = self._delimiters(text)
+        bodies = [
+            (end, start)
+            for (_, end), (start, _) in zip(delimiters, delimiters[1:])
+            if text[end:start].strip().startswith("{") and text[end:start].strip().endswith("}")
+        ]
+        if not bodies:
+            return text
+        start, end = self.rng.choice(bodies)
+        body = text[start:end].strip()
+        listed = f"[{body}]" if self.rng.random() < 0.5 else f"[{body}, {body}]"
+        return text[:start] + listed + text[end:]
 
     def _truncated(self) -> str:
         text = self._valid()

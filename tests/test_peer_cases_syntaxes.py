@@ -3055,3 +3055,29 @@ def test_a_python_string_holding_its_own_quote_unescaped(written: str, expected:
     result = parse_both("LiquidAI-LFM2.5-8B-A1B", f"<|tool_call_start|>[{written}]<|tool_call_end|>")
     assert calls(result) == expected and result.message.content is None
     assert not result.diagnostics and result.finish_reason == "tool_calls"
+
+
+# SGLang's Qwen2.5 detector (test_function_call_parser.py reads a list body): Qwen2.5 and
+# Hermes models at times write all their calls as one JSON list in one <tool_call> block. Each
+# element is a call, with a `noncanonical` diagnostic; before, the whole block was a malformed
+# call that named no tool.
+@pytest.mark.parametrize("template", ["Qwen2.5-7B-Instruct", "Hermes-3-Llama-3.1-8B-tool_use", "QwQ-32B"])
+def test_a_json_list_of_calls_in_one_hermes_block(template: str) -> None:
+    text = (
+        'Checking both.\n<tool_call>\n[{"name": "get_weather", "arguments": {"city": "Paris"}}, '
+        '{"name": "get_time", "arguments": {"zone": "CET"}}]\n</tool_call>'
+    )
+    result = parse_both(template, text, tools=TOOLS)
+    assert calls(result) == [("get_weather", {"city": "Paris"}), ("get_time", {"zone": "CET"})]
+    assert result.message.content == "Checking both."
+    assert [d.kind for d in result.diagnostics] == ["noncanonical"] and result.finish_reason == "tool_calls"
+    assert [s.kind for s in result.spans].count("tool_call") == 1  # one block holds both
+
+
+def test_a_hermes_list_cut_short_keeps_its_whole_calls() -> None:
+    text = '<tool_call>\n[{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "get_ti'
+    result = parse_both("Qwen2.5-7B-Instruct", text, tools=TOOLS)
+    assert calls(result) == [("get_weather", {"city": "Paris"})]
+    assert result.message.content == '{"name": "get_ti'  # the element cut short: kept, as content
+    assert result.finish_reason == "length"
+    assert [d.kind for d in result.diagnostics] == ["noncanonical", "unclosed_tool_call", "malformed_tool_call"]

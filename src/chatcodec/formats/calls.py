@@ -134,7 +134,7 @@ def spelled(*pairs: tuple[str, Iterable[str]]) -> tuple[tuple[str, tuple[str, ..
 HERMES = CallSyntax(
     name="hermes",
     piece="hermes",
-    reader="json_object",
+    reader="json_object_or_list",
     description='<tool_call>{"name": …, "arguments": {…}}</tool_call>',
     markers=("<tool_call>",),
     instructed_by=("within <tool_call></tool_call> XML tags",),

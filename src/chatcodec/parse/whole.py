@@ -124,7 +124,7 @@ class WholeTextReader:
         syntax = family.calls
         options = dict(syntax.options) if syntax is not None else {}
         reader = syntax.reader if syntax is not None else None
-        self._json_calls = reader == "json_object" and not (
+        self._json_calls = (reader == "json_object" or reader == "json_object_or_list") and not (
             options.get("id_keys") or options.get("name_as_key") or options.get("opened")
         )
         # A name, the separator, the arguments: not the forms with an id (Solar, Kimi, Mistral).
@@ -425,7 +425,7 @@ class WholeTextReader:
                         if read_arguments is None:
                             return None
                         call_arguments, json_end = read_arguments
-                    elif run == "TOOL_CALL" and self._json_calls:
+                    elif (run == "TOOL_CALL" or run == "TOOL_CALL_OR_CALLS") and self._json_calls:
                         read = self._call_object(whole, pos, end if found is None else found.start(), tools)
                         if read is None:
                             return None
