@@ -3081,3 +3081,39 @@ def test_a_hermes_list_cut_short_keeps_its_whole_calls() -> None:
     assert result.message.content == '{"name": "get_ti'  # the element cut short: kept, as content
     assert result.finish_reason == "length"
     assert [d.kind for d in result.diagnostics] == ["noncanonical", "unclosed_tool_call", "malformed_tool_call"]
+
+
+# Found beside SGLang's test_unknown_tool_name.py: the first call of a section the model wrote
+# names a tool the request does not offer. That call is content (`unknown_tool`, and no other
+# diagnostic: the section's tags are text with it), and the call after it is still the section's:
+# it is no "call outside the section" (`noncanonical`, as before, in the syntaxes whose calls
+# belong in a section).
+@pytest.mark.parametrize(
+    ("template", "unknown", "known", "close"),
+    [
+        (
+            "DeepSeek-V3.1",
+            '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>rm_rf<｜tool▁sep｜>{"city": "Paris"}<｜tool▁call▁end｜>',
+            '<｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city": "Paris"}<｜tool▁call▁end｜>',
+            "<｜tool▁calls▁end｜>",
+        ),
+        (
+            "MiniMax-M2",
+            '<minimax:tool_call>\n<invoke name="rm_rf">\n<parameter name="city">Paris</parameter>\n</invoke>\n',
+            '<invoke name="get_weather">\n<parameter name="city">Paris</parameter>\n</invoke>\n',
+            "</minimax:tool_call>",
+        ),
+        (
+            "Moonshot-Kimi-K2-Instruct",
+            '<|tool_calls_section_begin|><|tool_call_begin|>functions.rm_rf:0<|tool_call_argument_begin|>{"city": "Paris"}<|tool_call_end|>',
+            '<|tool_call_begin|>functions.get_weather:1<|tool_call_argument_begin|>{"city": "Paris"}<|tool_call_end|>',
+            "<|tool_calls_section_end|>",
+        ),
+    ],
+)
+def test_a_known_call_after_an_unknown_one_in_its_section(template: str, unknown: str, known: str, close: str) -> None:
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {}}}}]
+    result = parse_both(template, unknown + known + close, tools=tools)
+    assert calls(result) == [("get_weather", {"city": "Paris"})]
+    assert result.message.content == unknown + close
+    assert [d.kind for d in result.diagnostics] == ["unknown_tool"] and result.finish_reason == "tool_calls"

@@ -655,7 +655,10 @@ class AssistantAssembler:
             # The section's first call: the section is real if it named a function, else its
             # tags are text like the call (every character stays in the message).
             named = call.index is not None or any(child.index is not None for child in call.children)
-            self._release_section(as_text=not named)
+            # (A call to a tool the request does not offer is said to be one, by its own
+            # diagnostic: the section's tags need none of their own.)
+            unknown = call.rejected is not None or any(child.rejected is not None for child in call.children)
+            self._release_section(as_text=not named, said=unknown)
         self._tool_calls.stray_as_reasoning = self._resume_reasoning
         reasoning_before = len(self._reasoning)
         self._tool_calls.finish(call, closed=closed)
@@ -689,8 +692,9 @@ class AssistantAssembler:
             self._out.span("content", piece.start, piece.end)
             self._out.emit(ContentDelta(piece.text))
 
-    def _release_section(self, *, as_text: bool, unclosed: bool = False) -> None:
-        """Settle a held section opener: a real section's delimiter, or text."""
+    def _release_section(self, *, as_text: bool, unclosed: bool = False, said: bool = False) -> None:
+        """Settle a held section opener: a real section's delimiter, or text (``said``: with no
+        diagnostic of its own, its call's says why)."""
         held, self._section_hold = self._section_hold, None
         if not held:
             return
@@ -699,7 +703,7 @@ class AssistantAssembler:
             self._section_state = "text"
             if unclosed:
                 self._out.diagnose("unclosed_tool_call", opener.start, "the text ends inside a tool-call section")
-            else:
+            elif not said:
                 self._out.diagnose("malformed_tool_call", opener.start, f"{opener.text!r} opens no tool call; kept as text")
             # (Inside a reasoning block, where the call opened, the tags are reasoning.)
             for piece in held:
@@ -907,7 +911,9 @@ class AssistantAssembler:
                         self._out.diagnose(
                             "tool_call_in_reasoning", piece.start, "a tool call starts inside an unclosed reasoning block"
                         )
-                if family.calls is not None and family.calls.in_section and self._section_state != "real":
+                # (In a section whose first call was text, the tags are text too, but a call
+                # after it is still inside the section the model wrote.)
+                if family.calls is not None and family.calls.in_section and self._section_state is None:
                     self._out.diagnose("noncanonical", piece.start, "a tool call outside the format's section of calls")
                 elif family.calls is not None and piece.text.strip() in family.calls.noncanonical:
                     self._out.diagnose("noncanonical", piece.start, f"{piece.text!r} is not the format's own spelling")
