@@ -11,10 +11,12 @@ from functools import cache
 from typing import Any
 
 import pytest
+from parsing_support import feed_in_chunks
 from parsing_support import parse_both as parse_both_ways
 from template_corpus import CORPUS, special_tokens
 
 import chatcodec
+from chatcodec.events import ToolCallStart
 from chatcodec.parse.stream import ParseResult
 
 TOOLS = [
@@ -3117,3 +3119,43 @@ def test_a_known_call_after_an_unknown_one_in_its_section(template: str, unknown
     assert calls(result) == [("get_weather", {"city": "Paris"})]
     assert result.message.content == unknown + close
     assert [d.kind for d in result.diagnostics] == ["unknown_tool"] and result.finish_reason == "tool_calls"
+
+
+# Found beside SGLang's test_zero_argument_tool_call.py and test_parallel_tool_calls.py: in the
+# syntaxes that write calls as a JSON list, an element written flat (its arguments beside its
+# name) lost them (`{}`, no diagnostic), where the same object alone is read as documented; and an
+# element with neither arguments nor an id (a tool that takes none) was named only when the list
+# closed, after the elements behind it, so the calls came out of order.
+LIST_SYNTAXES = [
+    ("cogito-v1-preview-llama-3B", "{}", ""),
+    ("Mistral-7B-Instruct-v0.3-jsonschema", "[TOOL_CALLS] {}", ""),
+    ("IBM-granite-3.0-2b-instruct", "<|tool_call|>{}", ""),
+    ("AI21-Jamba-Large-1.6", "<tool_calls>{}</tool_calls>", ""),
+    ("Qwen2.5-7B-Instruct", "<tool_call>\n{}\n</tool_call>", "noncanonical"),
+]
+
+
+@pytest.mark.parametrize(("template", "frame", "listed"), LIST_SYNTAXES)
+def test_a_flat_call_in_a_list_keeps_its_arguments(template: str, frame: str, listed: str) -> None:
+    result = parse_both(template, frame.format('[{"name": "get_weather", "city": "Paris"}, {"name": "f", "arguments": {}}]'), tools=TOOLS)
+    assert calls(result) == [("get_weather", {"city": "Paris"}), ("f", {})]
+    assert [d.kind for d in result.diagnostics] == [k for k in (listed, "noncanonical") if k]
+
+
+@pytest.mark.parametrize(
+    ("template", "written"),
+    [
+        *((template, frame.format('[{"name": "get_time"}, {"name": "get_weather", "arguments": {"city": "Paris"}}]')) for template, frame, _ in LIST_SYNTAXES),
+        ("Mistral-Nemo-Instruct-2407", '[TOOL_CALLS][{"name": "get_time"}, {"name": "get_weather", "arguments": {"city": "Paris"}}]</s>'),
+        (
+            "Cohere-command-a-reasoning-08-2025",
+            '<|START_ACTION|>[{"tool_name": "get_time"}, {"tool_name": "get_weather", "parameters": {"city": "Paris"}}]<|END_ACTION|>',
+        ),
+    ],
+)
+def test_calls_of_a_list_keep_its_order(template: str, written: str) -> None:
+    result = parse_both(template, written, tools=TOOLS)
+    assert calls(result) == [("get_time", {}), ("get_weather", {"city": "Paris"})]
+    events, _ = feed_in_chunks(codec_for(template), written, [3], tools=TOOLS)
+    starts = [(e.index, e.name) for e in events if isinstance(e, ToolCallStart)]
+    assert starts == [(0, "get_time"), (1, "get_weather")]

@@ -187,9 +187,9 @@ def _try_decode(text: str, pos: int) -> tuple[object, int] | None:
 class MemberEvent:
     """What the walk found: a new element of a list, a member's key, a slice of its value's raw
     text, its end (``value`` holds the finished scanner, with the decoded value when the C
-    decoder read it), or the end of the body's value (``end``)."""
+    decoder read it), the end of a list's element, or the end of the body's value (``end``)."""
 
-    kind: str  # "element", "key", "value_text", "value_end", "end"
+    kind: str  # "element", "key", "value_text", "value_end", "element_end", "end"
     key: str = ""
     text: str = ""
     value: ValueScanner | None = None
@@ -612,9 +612,11 @@ class JsonWalk:
             # The body may end here: its value ends here unless another object follows.
             self._value_end = self.element_spans[-1][1] = text_start + end
             self.state = "after_element"
+            self._emit(MemberEvent("element_end", element=self._element))
         elif self.shape == "array":
             self.element_spans[-1][1] = text_start + end
             self.state = "after_element"
+            self._emit(MemberEvent("element_end", element=self._element))
         else:
             self._end(end, text_start)
 

@@ -242,6 +242,11 @@ class JsonListReader(JsonObjectReader):
                 if event.kind == "end":
                     for child in call.children:
                         self._name_now(child, piece.start)
+                elif event.kind == "element_end":
+                    # The element is whole: a call whose id never came is named now, in the
+                    # list's order, and a flat one's members are its arguments.
+                    self._name_now(element, piece.start)
+                    self._flat_arguments(element)
                 else:
                     self.member(element, event, piece.start)
         _after_the_value(call, piece, walk)
