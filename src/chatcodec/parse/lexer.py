@@ -339,10 +339,16 @@ class DelimiterMatcher:
         inside = self._accepted_regex.search(string, start + 1, min(end, match.end() + self._longest))
         if inside is not None and inside.start() < match.end():
             at = inside.start()
+            # What stands before it may spell a delimiter the state rejects on its own
+            # (``</think>`` before ``\n<tool_call>``, where ``</think>\n`` was the match): it is
+            # stray, and the accepted one is found next.
+            before = self.others.get(string[start:at])
             if not final:
                 pending = self._accepted_head_in(string, start + 1, at + 1, end)
-                if pending is not None:
+                if pending is not None and (pending != at or before is None):
                     return at if pending == at else start
+            if before is not None:
+                return Found(start, at, before, stray=True)
             return Found(at, inside.end(), self.accepted[inside.group()], stray=False)
         if not final and self._accepted_head_in(string, start + 1, match.end(), end) is not None:
             return start
