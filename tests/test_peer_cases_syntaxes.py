@@ -3083,3 +3083,162 @@ def test_a_hermes_list_cut_short_keeps_its_whole_calls() -> None:
     assert result.message.content == '{"name": "get_ti'  # the element cut short: kept, as content
     assert result.finish_reason == "length"
     assert [d.kind for d in result.diagnostics] == ["noncanonical", "unclosed_tool_call", "malformed_tool_call"]
+
+
+# Found beside SGLang's test_unknown_tool_name.py: the first call of a section the model wrote
+# names a tool the request does not offer. That call is content (`unknown_tool`, and no other
+# diagnostic: the section's tags are text with it), and the call after it is still the section's:
+# it is no "call outside the section" (`noncanonical`, as before, in the syntaxes whose calls
+# belong in a section).
+@pytest.mark.parametrize(
+    ("template", "unknown", "known", "close"),
+    [
+        (
+            "DeepSeek-V3.1",
+            '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>rm_rf<｜tool▁sep｜>{"city": "Paris"}<｜tool▁call▁end｜>',
+            '<｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city": "Paris"}<｜tool▁call▁end｜>',
+            "<｜tool▁calls▁end｜>",
+        ),
+        (
+            "MiniMax-M2",
+            '<minimax:tool_call>\n<invoke name="rm_rf">\n<parameter name="city">Paris</parameter>\n</invoke>\n',
+            '<invoke name="get_weather">\n<parameter name="city">Paris</parameter>\n</invoke>\n',
+            "</minimax:tool_call>",
+        ),
+        (
+            "Moonshot-Kimi-K2-Instruct",
+            '<|tool_calls_section_begin|><|tool_call_begin|>functions.rm_rf:0<|tool_call_argument_begin|>{"city": "Paris"}<|tool_call_end|>',
+            '<|tool_call_begin|>functions.get_weather:1<|tool_call_argument_begin|>{"city": "Paris"}<|tool_call_end|>',
+            "<|tool_calls_section_end|>",
+        ),
+    ],
+)
+def test_a_known_call_after_an_unknown_one_in_its_section(template: str, unknown: str, known: str, close: str) -> None:
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {}}}}]
+    result = parse_both(template, unknown + known + close, tools=tools)
+    assert calls(result) == [("get_weather", {"city": "Paris"})]
+    assert result.message.content == unknown + close
+    assert [d.kind for d in result.diagnostics] == ["unknown_tool"] and result.finish_reason == "tool_calls"
+
+
+# Found beside SGLang's test_zero_argument_tool_call.py and test_parallel_tool_calls.py: in the
+# syntaxes that write calls as a JSON list, an element written flat (its arguments beside its
+# name) lost them (`{}`, no diagnostic), where the same object alone is read as documented; and an
+# element with neither arguments nor an id (a tool that takes none) was named only when the list
+# closed, after the elements behind it, so the calls came out of order.
+LIST_SYNTAXES = [
+    ("cogito-v1-preview-llama-3B", "{}", ""),
+    ("Mistral-7B-Instruct-v0.3-jsonschema", "[TOOL_CALLS] {}", ""),
+    ("IBM-granite-3.0-2b-instruct", "<|tool_call|>{}", ""),
+    ("AI21-Jamba-Large-1.6", "<tool_calls>{}</tool_calls>", ""),
+    ("Qwen2.5-7B-Instruct", "<tool_call>\n{}\n</tool_call>", "noncanonical"),
+]
+
+
+@pytest.mark.parametrize(("template", "frame", "listed"), LIST_SYNTAXES)
+def test_a_flat_call_in_a_list_keeps_its_arguments(template: str, frame: str, listed: str) -> None:
+    result = parse_both(template, frame.format('[{"name": "get_weather", "city": "Paris"}, {"name": "f", "arguments": {}}]'), tools=TOOLS)
+    assert calls(result) == [("get_weather", {"city": "Paris"}), ("f", {})]
+    assert [d.kind for d in result.diagnostics] == [k for k in (listed, "noncanonical") if k]
+
+
+@pytest.mark.parametrize(
+    ("template", "written"),
+    [
+        *((template, frame.format('[{"name": "get_time"}, {"name": "get_weather", "arguments": {"city": "Paris"}}]')) for template, frame, _ in LIST_SYNTAXES),
+        ("Mistral-Nemo-Instruct-2407", '[TOOL_CALLS][{"name": "get_time"}, {"name": "get_weather", "arguments": {"city": "Paris"}}]</s>'),
+        (
+            "Cohere-command-a-reasoning-08-2025",
+            '<|START_ACTION|>[{"tool_name": "get_time"}, {"tool_name": "get_weather", "parameters": {"city": "Paris"}}]<|END_ACTION|>',
+        ),
+    ],
+)
+def test_calls_of_a_list_keep_its_order(template: str, written: str) -> None:
+    result = parse_both(template, written, tools=TOOLS)
+    assert calls(result) == [("get_time", {}), ("get_weather", {"city": "Paris"})]
+    events, _ = feed_in_chunks(codec_for(template), written, [3], tools=TOOLS)
+    starts = [(e.index, e.name) for e in events if isinstance(e, ToolCallStart)]
+    assert starts == [(0, "get_time"), (1, "get_weather")]
+
+
+# vLLM tests/tool_parsers/test_ernie45_moe_tool_parser.py (tool_call_with_content_before): a
+# reasoning close the format has no place for, followed by whitespace and a call. The call's
+# opening spelling (``\n<tool_call>``) begins inside the longest spelling found there
+# (``</think>\n``): it wins, and the ``</think>`` before it is still stray, as it is before
+# text or right before the call (the diagnostic was lost).
+@pytest.mark.parametrize(
+    ("template", "text", "at"),
+    [
+        (
+            "Baidu-ERNIE-4.5-21B-A3B-Thinking",
+            'R\n</think>\n\nI need two tools.\n</think>\n\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>\n',
+            30,
+        ),
+        ("NVIDIA-Nemotron-Nano-9B-v2", 'foo</think>\n<TOOLCALL>[{"name": "get_weather", "arguments": {"city": "Paris"}}]</TOOLCALL>', 3),
+    ],
+)
+def test_a_stray_reasoning_close_before_whitespace_and_a_call(template: str, text: str, at: int) -> None:
+    codec = codec_for(template)
+    prompt = codec.render([{"role": "user", "content": "/no_think hi"}], tools=TOOLS, add_generation_prompt=True)
+    result = parse_both(template, text, tools=TOOLS, prompt=prompt)
+    assert calls(result) == [("get_weather", {"city": "Paris"})]
+    assert [(d.kind, d.position) for d in result.diagnostics] == [("stray_delimiter", at)]
+    assert "</think>" in (result.message.content or "")
+
+
+# vLLM tests/tool_parsers/test_qwen3_xml_coder_shared.py
+# (two_tools_second_with_out_of_schema_nested_literal): a call, then a call whose value quotes a
+# call's end. Whether the first call's closing tag ends its value is judged by what follows it,
+# which reads the later call up to its end: that is its first end that the next call, the
+# turn's end or the text's end follows, not one that text of its value follows (the first call
+# swallowed the second, or both were lost with the first's tool unknown).
+NESTED = 'template = """\n<tool_call>\n<function=foo>\n<parameter=bar>baz</parameter>\n</function>\n</tool_call>\n"""'
+WRITE_FILE = {"name": "write_file", "parameters": {"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}}}}
+FOO = {"name": "foo", "parameters": {"type": "object", "properties": {"bar": {"type": "string"}}}}
+
+
+@pytest.mark.parametrize(
+    ("template", "text", "offered", "expected", "content"),
+    [
+        (
+            "Qwen-Qwen3-Coder",
+            "<tool_call>\n<function=foo>\n<parameter=bar>baz</parameter>\n</function>\n</tool_call>\n\n"
+            f"<tool_call>\n<function=write_file>\n<parameter=path>\nfixture.py\n</parameter>\n<parameter=content>\n{NESTED}\n</parameter>\n</function>\n</tool_call>",
+            [WRITE_FILE],
+            [("write_file", {"path": "fixture.py", "content": NESTED})],
+            "<tool_call>\n<function=foo>\n<parameter=bar>baz</parameter>\n</function>\n</tool_call>",
+        ),
+        (
+            "Qwen-Qwen3-Coder",
+            "<tool_call>\n<function=foo>\n<parameter=bar>baz</parameter>\n</function>\n</tool_call>\n"
+            "<tool_call>\n<function=foo>\n<parameter=bar>see </function> here</parameter>\n</function>\n</tool_call>",
+            [FOO],
+            [("foo", {"bar": "baz"}), ("foo", {"bar": "see </function> here"})],
+            None,
+        ),
+        (
+            "ZhipuAI-GLM-4.6",
+            "<tool_call>foo\n<arg_key>bar</arg_key>\n<arg_value>baz</arg_value>\n</tool_call>"
+            "<tool_call>foo\n<arg_key>bar</arg_key>\n<arg_value>see </tool_call> here</arg_value>\n</tool_call>",
+            [FOO],
+            [("foo", {"bar": "baz"}), ("foo", {"bar": "see </tool_call> here"})],
+            None,
+        ),
+        (
+            "MiniMax-M2",
+            '<minimax:tool_call>\n<invoke name="foo">\n<parameter name="bar">baz</parameter>\n</invoke>\n'
+            '<invoke name="foo">\n<parameter name="bar">see </invoke> here</parameter>\n</invoke>\n</minimax:tool_call>',
+            [FOO],
+            [("foo", {"bar": "baz"}), ("foo", {"bar": "see </invoke> here"})],
+            None,
+        ),
+    ],
+)
+def test_a_later_call_quoting_a_calls_end_keeps_both_calls(
+    template: str, text: str, offered: list[dict[str, Any]], expected: list[tuple[str, Any]], content: str | None
+) -> None:
+    tools = [{"type": "function", "function": tool} for tool in offered]
+    result = parse_both(template, text, tools=tools, reasoning=False)
+    assert calls(result) == expected
+    assert result.message.content == content and result.finish_reason == "tool_calls"
+    assert [d.kind for d in result.diagnostics] == ([] if content is None else ["unknown_tool"])

@@ -287,11 +287,35 @@ class ValueEnds:
             if not name.group().strip():  # type: ignore[union-attr]
                 continue  # a call's opening tag with no name after it (``<tool_call></arg_value>``) is text
             # A call: its tags are its own, up to its end.
+            ended = self._end_of_later_call(text, at, final)
+            if ended is None or ended < 0:
+                return ended
+            at = ended
+
+    def _end_of_later_call(self, text: str, at: int, final: bool) -> int | None:
+        """Where a later call, read up to ``at``, ends: at its first end that the next call,
+        another call's end, the turn's end or the text's end follows. One that text follows is
+        quoted in one of the call's values (``see </function> here</parameter>``); where no
+        end is followed so, the first. -1 if the turn ends first; None if the text does not
+        tell yet."""
+        tags = self._tags
+        first = -1
+        while True:
             end = self._search("call_end_or_stop", tags.call_end_or_stop, text, at, final)
             if end is None:
-                return None if not final else -1
+                return None if not final else first
             if end.group() not in tags.call_ending:
-                return -1
+                return first
+            here = _SPACE.match(text, end.end()).end()  # type: ignore[union-attr]
+            if here == len(text):
+                return end.end() if final else None
+            if not final and tags.unsettled(text, here, here):
+                return None
+            follows = tags.next_tag.match(text, here)
+            if follows is not None and tags.kind_at.get(follows.group()) in (_STOP, _CALL_END):
+                return end.end()
+            if first < 0:
+                first = end.end()
             at = end.end()
 
     def _search(self, name: str, pattern: re.Pattern[str], text: str, at: int, final: bool) -> re.Match[str] | None:
