@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from template_corpus import CHECKED_FAMILIES, CHECKED_TEMPLATES
+from template_corpus import ALL_TEMPLATES, CHECKED_FAMILIES, CHECKED_TEMPLATES, special_tokens
 
 import chatcodec
 
@@ -639,6 +639,26 @@ def test_openai_arguments_are_not_double_encoded(name: str) -> None:
     assert '{"city": "Paris"}' in text
     assert '{"city": "Zürich", "unit": "c"}' in text
     assert '\\"city\\"' not in text
+
+
+def _weather_call(arguments: Any) -> list[dict[str, Any]]:
+    call = {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": arguments}}
+    return [user("Weather?"), {"role": "assistant", "content": None, "tool_calls": [call]}, {"role": "tool", "tool_call_id": "call_1", "content": "18"}]
+
+
+# Every template of the repository: an OpenAI-shaped call (its arguments JSON text, spaced as
+# json.dumps spaces them) renders as the same call given as a dict. Gemma 4's template takes
+# both forms, but writes a string as it stands inside its own ``{key:value}`` syntax: JSON
+# text was written there (``call:get_weather{{"city": "Paris"}}``), which reads back broken.
+@pytest.mark.parametrize("path", ALL_TEMPLATES, ids=lambda path: path.stem)
+def test_every_template_renders_openai_arguments_as_it_renders_a_dict(path: Path) -> None:
+    codec = chatcodec.load(path, special_tokens=special_tokens(path))
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]
+    try:
+        as_dict = codec.render(_weather_call({"city": "Paris"}), tools=tools, on_special_tokens="ignore")
+    except chatcodec.ChatCodecError:
+        pytest.skip("the template renders no such conversation")
+    assert codec.render(_weather_call('{"city": "Paris"}'), tools=tools, on_special_tokens="ignore") == as_dict
 
 
 def test_string_arguments_are_kept_verbatim_where_the_template_allows_it() -> None:

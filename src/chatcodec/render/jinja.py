@@ -175,7 +175,10 @@ def template_needs(source: str) -> TemplateNeeds:
         # else iterable is a list of positional ones, which a string's characters would become.)
         form = "dict"
     elif any(test.name in ("string", "mapping") for test in tests):
-        form = "either"
+        # Both forms are taken; as given, unless the template writes a mapping in a syntax of
+        # its own (Gemma 4's ``key:value`` members) and a string as it stands: JSON text
+        # would be written inside that syntax.
+        form = "dict" if _mapping_written_otherwise(tree) else "either"
     else:
         concatenated = [
             node
@@ -198,6 +201,30 @@ def template_needs(source: str) -> TemplateNeeds:
     reasoning = tuple(field for field in REASONING_FIELDS if field in mentioned)
     reads_tools = any(name.name == "tools" for name in tree.find_all(jinja2.nodes.Name))
     return TemplateNeeds(arguments=form, reasoning_fields=reasoning, reads_tools=reads_tools)
+
+
+def _mapping_written_otherwise(tree: jinja2.nodes.Template) -> bool:
+    """Does a branch the arguments take as a mapping (``is mapping``, or the other branch of
+    ``is string``) write them without ``tojson`` (member by member)? Then only a mapping is
+    written in the template's own syntax."""
+    for branch in tree.find_all(jinja2.nodes.If):
+        test, negated = branch.test, False
+        if isinstance(test, jinja2.nodes.Not):
+            test, negated = test.node, True
+        if not (isinstance(test, jinja2.nodes.Test) and test.name in ("string", "mapping") and _mentions_arguments(test.node)):
+            continue
+        as_mapping = branch.body if (test.name == "mapping") != negated else [*branch.elif_, *branch.else_]
+        mentioned = [
+            node for part in as_mapping for node in part.find_all((jinja2.nodes.Getattr, jinja2.nodes.Getitem)) if _mentions_arguments(node)
+        ]
+        as_json = any(
+            node.name == "tojson" and node.node is not None and _mentions_arguments(node.node)
+            for part in as_mapping
+            for node in part.find_all(jinja2.nodes.Filter)
+        )
+        if mentioned and not as_json:
+            return True
+    return False
 
 
 def _string_taken_for_a_list(tests: list[jinja2.nodes.Test]) -> bool:
