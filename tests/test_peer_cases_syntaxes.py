@@ -3242,3 +3242,21 @@ def test_a_later_call_quoting_a_calls_end_keeps_both_calls(
     assert calls(result) == expected
     assert result.message.content == content and result.finish_reason == "tool_calls"
     assert [d.kind for d in result.diagnostics] == ([] if content is None else ["unknown_tool"])
+
+
+# llama.cpp tests/test-chat.cpp (LFM2, cut short): a list of Python calls the text ends in
+# before its closing bracket. The calls written whole stand, the last one too (it was lost, and
+# a list of one call gave none, the whole text content with `malformed_tool_call`).
+@pytest.mark.parametrize("template", ["LiquidAI-LFM2.5-Instruct", "vLLM-Llama-4-pythonic"])
+@pytest.mark.parametrize(
+    ("written", "expected"),
+    [
+        ("[get_time(zone=1)", [("get_time", {"zone": 1})]),
+        ("[get_time(zone=1), f(a=1, b='x')", [("get_time", {"zone": 1}), ("f", {"a": 1, "b": "x"})]),
+    ],
+)
+def test_a_list_of_python_calls_cut_short_keeps_its_whole_calls(template: str, written: str, expected: list[tuple[str, Any]]) -> None:
+    opening = "<|tool_call_start|>" if "LFM2" in template else ""
+    result = parse_both(template, opening + written, tools=TOOLS)
+    assert calls(result) == expected and result.message.content is None
+    assert result.finish_reason == "length" and [d.kind for d in result.diagnostics] == ["unclosed_tool_call"]

@@ -1307,7 +1307,9 @@ def _python_calls(text: str) -> list[tuple[str, dict[str, Any]]]:
     if nodes is None and (requoted := _requoted(body)) is not None:
         nodes = _parse_list(_escaped_in_strings(requoted))
     if nodes is None:
-        nodes = [node for segment in _top_level_segments(body[1:-1]) if (node := _parse_call(segment)) is not None]
+        # (A list cut short has no closing bracket: its last call may still be whole.)
+        inner = body[1:-1] if body.rstrip().endswith("]") else body[1:]
+        nodes = [node for segment in _top_level_segments(inner) if (node := _parse_call(segment)) is not None]
     calls = []
     for node in nodes:
         call = _call_of(node)
