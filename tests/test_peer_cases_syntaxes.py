@@ -1986,7 +1986,6 @@ def test_an_element_of_a_list_of_calls_that_is_no_json_is_kept_as_content(
     [
         ("vLLM-Llama-4-pythonic", "[get_weather(city='SF', metric='c'), f(a='x 'y' z)]", "f(a='x 'y' z)]", "tool_calls"),
         ("vLLM-Llama-4-pythonic", "[get_weather(city='SF', metric='c'), f(a='x 'y' z)] Done.", "f(a='x 'y' z)] Done.", "tool_calls"),
-        ("vLLM-Llama-4-pythonic", "[get_weather(city='SF', metric='c'), f(a=1", "f(a=1", "length"),
         (
             "LiquidAI-LFM2.5-8B-A1B",
             "<|tool_call_start|>[get_weather(city='SF', metric='c'), f(a='x 'y' z)]<|tool_call_end|>",
@@ -3246,13 +3245,19 @@ def test_a_later_call_quoting_a_calls_end_keeps_both_calls(
 
 # llama.cpp tests/test-chat.cpp (LFM2, cut short): a list of Python calls the text ends in
 # before its closing bracket. The calls written whole stand, the last one too (it was lost, and
-# a list of one call gave none, the whole text content with `malformed_tool_call`).
+# a list of one call gave none, the whole text content with `malformed_tool_call`), and a call
+# the text ends in is a call cut short (it was content, with `malformed_tool_call`).
 @pytest.mark.parametrize("template", ["LiquidAI-LFM2.5-Instruct", "vLLM-Llama-4-pythonic"])
 @pytest.mark.parametrize(
     ("written", "expected"),
     [
         ("[get_time(zone=1)", [("get_time", {"zone": 1})]),
         ("[get_time(zone=1), f(a=1, b='x')", [("get_time", {"zone": 1}), ("f", {"a": 1, "b": "x"})]),
+        # (A call the text ends in is a call cut short, as in any other syntax: its arguments
+        # written whole before the cut, the last one's value so far where it reads as one.)
+        ("[get_time(zone=", [("get_time", {})]),
+        ("[get_time(zone=1), f(a=1", [("get_time", {"zone": 1}), ("f", {"a": 1})]),
+        ("[get_time(zone=1), f(a=1, b='x", [("get_time", {"zone": 1}), ("f", {"a": 1})]),
     ],
 )
 def test_a_list_of_python_calls_cut_short_keeps_its_whole_calls(template: str, written: str, expected: list[tuple[str, Any]]) -> None:

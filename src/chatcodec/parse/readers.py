@@ -1182,6 +1182,8 @@ class PythonicReader(CallReader):
         if self.opened:
             text = "[" + text.rstrip().removesuffix("<|python_end|>")
         found = _python_calls(text)
+        if call.cut_short and starts and contiguous and self._read_cut_call(call, text, found, starts[0] - len(opening)):
+            return
         for name, arguments in found:
             _python_call_read(self, self.calls.child(call), name, arguments, call.start)
         if not call.children:
@@ -1200,6 +1202,24 @@ class PythonicReader(CallReader):
                 call.start,
                 "a call in the list is not a Python call with literal arguments; its siblings are kept",
             )
+
+    def _read_cut_call(self, call: ToolCallBlock, text: str, found: list[tuple[str, dict[str, Any]]], origin: int) -> bool:
+        """A list the text ends in, inside its last call (``[f(a=1), g(b=2, c=``): the calls
+        before it stand, and the last one is a call cut short, with the arguments written
+        whole before the cut (the last one's value so far, where it reads as one), as a call
+        cut short in any other syntax is. False where the list is not so."""
+        elements, rest = _elements_before_a_break(text)
+        if rest is None or len(elements) != len(found):
+            return False
+        last = _cut_call(text[rest:])
+        placed = _placed(found, elements)
+        if last is None or placed is None:
+            return False
+        for (name, arguments), where in zip([*found, last], [*placed, (rest, len(text.rstrip()))]):
+            child = self.calls.child(call)
+            child.state["element"] = (origin + where[0], origin + where[1])
+            _python_call_read(self, child, name, arguments, call.start)
+        return True
 
     def _place(self, call: ToolCallBlock, text: str, found: list[tuple[str, dict[str, Any]]], origin: int) -> bool:
         """Where each call of the list is written (``origin``: where ``text`` starts in the
@@ -1267,6 +1287,27 @@ def _elements_before_a_break(text: str) -> tuple[list[tuple[int, int, str]], int
                 return elements, None
     rest = text[begin:]
     return elements, begin + len(rest) - len(rest.lstrip())
+
+
+_CUT_CALL = re.compile(r"\s*(?P<name>[A-Za-z_][\w.\-]*)\s*\(")
+
+
+def _cut_call(text: str) -> tuple[str, dict[str, Any]] | None:
+    """The call ``text`` is, cut short (``f(a=1, b=``): its name and its arguments, up to
+    the last one whose value so far reads as a literal (none before the cut: ``{}``)."""
+    opened = _CUT_CALL.match(text)
+    if opened is None:
+        return None
+    name, inner = opened.group("name"), text[opened.end() :]
+    if any(char in ")]}" and depth < 0 for _, char, depth in _structure(inner)):
+        return None  # (the call closed, or a bracket that closes none: ``f(x=1]`` is no call cut short)
+    commas = [at for at, char, depth in _structure(inner) if char == "," and depth == 0]
+    for cut in (len(inner.rstrip()), *reversed(commas), 0):
+        node = _parse_call(f"{name}({inner[:cut]})")
+        read = _call_of(node) if node is not None else None
+        if read is not None:
+            return read
+    return None
 
 
 def convert_value_literal(value: Any, schema: dict[str, Any] | None) -> Any:
