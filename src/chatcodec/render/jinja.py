@@ -203,16 +203,22 @@ def template_needs(source: str) -> TemplateNeeds:
     return TemplateNeeds(arguments=form, reasoning_fields=reasoning, reads_tools=reads_tools)
 
 
-def _mapping_written_otherwise(tree: jinja2.nodes.Template) -> bool:
-    """Does a branch the arguments take as a mapping (``is mapping``, or the other branch of
-    ``is string``) write them without ``tojson`` (member by member)? Then only a mapping is
-    written in the template's own syntax."""
+def _form_tests(tree: jinja2.nodes.Template) -> Iterator[tuple[jinja2.nodes.If, jinja2.nodes.Test, bool]]:
+    """Each ``if`` that tests whether the arguments are a string or a mapping: the branch, its
+    test, and whether the test is negated (``is not mapping``)."""
     for branch in tree.find_all(jinja2.nodes.If):
         test, negated = branch.test, False
         if isinstance(test, jinja2.nodes.Not):
             test, negated = test.node, True
-        if not (isinstance(test, jinja2.nodes.Test) and test.name in ("string", "mapping") and _mentions_arguments(test.node)):
-            continue
+        if isinstance(test, jinja2.nodes.Test) and test.name in ("string", "mapping") and _mentions_arguments(test.node):
+            yield branch, test, negated
+
+
+def _mapping_written_otherwise(tree: jinja2.nodes.Template) -> bool:
+    """Does a branch the arguments take as a mapping (``is mapping``, or the other branch of
+    ``is string``) write them without ``tojson`` (member by member)? Then only a mapping is
+    written in the template's own syntax."""
+    for branch, test, negated in _form_tests(tree):
         as_mapping = branch.body if (test.name == "mapping") != negated else [*branch.elif_, *branch.else_]
         mentioned = [
             node for part in as_mapping for node in part.find_all((jinja2.nodes.Getattr, jinja2.nodes.Getitem)) if _mentions_arguments(node)
@@ -238,12 +244,7 @@ def _form_not_refused(tree: jinja2.nodes.Template) -> ArgumentForm | None:
     """The form of the arguments a template takes where it tests them and raises an error for
     the other (Spark 2.5: ``{% if arguments is not mapping %}{{ raise_exception(...) }}``):
     "dict" or "string"; None if it raises for neither."""
-    for branch in tree.find_all(jinja2.nodes.If):
-        test, negated = branch.test, False
-        if isinstance(test, jinja2.nodes.Not):
-            test, negated = test.node, True
-        if not (isinstance(test, jinja2.nodes.Test) and test.name in ("string", "mapping") and _mentions_arguments(test.node)):
-            continue
+    for branch, test, negated in _form_tests(tree):
         raises = any(
             isinstance(call.node, jinja2.nodes.Name) and call.node.name == "raise_exception"
             for node in branch.body
