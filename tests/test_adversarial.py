@@ -831,6 +831,36 @@ def test_a_call_with_many_stretches_of_stray_text_is_read_in_linear_work() -> No
     assert result.spans[-1].kind == "reasoning" and result.spans[-1].end == len(unit) * 300
 
 
+def test_a_later_call_quoting_many_call_ends_streams_in_linear_work() -> None:
+    """A Qwen3-Coder call, then one whose value quotes ``</function>`` again and again, in
+    7-character deltas. Whether the first call's ``</parameter>`` ends its value waits for the
+    later call's end, and each delta asked again: the later call was read from its start each
+    time, past every quoted end so far (the work grew with the square of the text)."""
+    path = template("Qwen-Qwen3-Coder")
+    codec = chatcodec.load(path, special_tokens=special_tokens(path))
+    first = "<tool_call>\n<function=foo>\n<parameter=bar>a</parameter>\n</function>\n</tool_call>\n"
+    later = "<tool_call>\n<function=foo>\n<parameter=bar>"
+
+    def text(n: int) -> str:
+        return first + later + "see </function> here " * (n // 21) + "</parameter>\n</function>\n</tool_call>"
+
+    def measure(n: int) -> int:
+        return work(lambda: parse_stream(codec, text(n), 7))
+
+    ratio = growth(measure, 10_000)
+    assert ratio <= MAX_GROWTH, f"twice the input took {ratio:.2f}x the work"
+    result = parse_stream(codec, text(210), 7)
+    assert [call.function.name for call in result.message.tool_calls or []] == ["foo", "foo"]
+
+
+def parse_stream(codec: chatcodec.Codec, text: str, size: int) -> ParseResult:
+    parser = codec.stream(reasoning=False)
+    for at in range(0, len(text), size):
+        parser.feed(text[at : at + size])
+    parser.close()
+    return parser.result()
+
+
 def test_the_python_work_for_a_long_prefill_does_not_grow_with_it() -> None:
     """``codec.parse`` remembers the state a short prefill leaves, keyed by the text its last
     delimiter may reach into (finding how far looks only at the prefill's tail, as long as the

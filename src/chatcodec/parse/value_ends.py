@@ -135,6 +135,9 @@ class ValueEnds:
         # position it began at) -> input position. A stream asks again on every delta while it
         # holds a tag: each asking reads only the new text.
         self._searched: dict[tuple[str, int], int] = {}
+        # Likewise for a later call's end (``_end_of_later_call``): from the input position
+        # where the call was read from, where the reading goes on, and the first end it found.
+        self._later: dict[int, tuple[int, int]] = {}
         self._base = 0  # the input position of the text asked about
 
     # -- following the call --------------------------------------------------------------------
@@ -179,8 +182,9 @@ class ValueEnds:
         if call.where != "value":
             return True
         self._base = base
-        if len(self._searched) > MAX_SEARCHES:
+        if len(self._searched) > MAX_SEARCHES or len(self._later) > MAX_SEARCHES:
             self._searched.clear()
+            self._later.clear()
         if terminal == "PARAM_CLOSE":
             verdict = self._what_follows(call, text, end, final)
         elif terminal == "PARAM_OPEN":
@@ -299,7 +303,12 @@ class ValueEnds:
         end is followed so, the first. -1 if the turn ends first; None if the text does not
         tell yet."""
         tags = self._tags
-        first = -1
+        base = self._base
+        key = base + at
+        # (A stream asks again on every delta while the answer waits: it goes on from the
+        # last end found that text follows.)
+        resumed_at, resumed_first = self._later.get(key, (key, -1))
+        at, first = resumed_at - base, resumed_first - base if resumed_first >= 0 else -1
         while True:
             end = self._search("call_end_or_stop", tags.call_end_or_stop, text, at, final)
             if end is None:
@@ -317,6 +326,7 @@ class ValueEnds:
             if first < 0:
                 first = end.end()
             at = end.end()
+            self._later[key] = (base + at, base + first)
 
     def _search(self, name: str, pattern: re.Pattern[str], text: str, at: int, final: bool) -> re.Match[str] | None:
         """``pattern``'s first match from ``at`` that more text could not change (None if there
