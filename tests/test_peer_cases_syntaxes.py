@@ -221,6 +221,10 @@ def test_text_between_xml_parameters_is_content(template: str, text: str, conten
         ),
         ("Qwen-Qwen3-Coder", '<tool_call>\n<function=f>\n{"a": [1, "x"]}\n</function>\n</tool_call>', None, [("f", {"a": [1, "x"]})]),
         ("MiniMax-M2", '<minimax:tool_call>\n<invoke name="f">\n{"a": 1}\n</invoke>\n</minimax:tool_call>', None, [("f", {"a": 1})]),
+        # Ollama's glm46_test.go and laguna_test.go: GLM's name has no closing tag of its own,
+        # so the object came with the name and the call was content.
+        ("ZhipuAI-GLM-4.6", '<tool_call>get_weather\n{"location":"San Francisco"}</tool_call>', None, [("get_weather", {"location": "San Francisco"})]),
+        ("Poolside-Laguna-XS-2.1", '<tool_call>f{"a": 1}</tool_call>', None, [("f", {"a": 1})]),
     ],
 )
 def test_a_json_object_as_an_xml_calls_body_is_its_arguments(

@@ -829,6 +829,8 @@ class XmlParametersReader(CallReader):
                 call.after_value.append((state["key_start"], key))
             # (A name the text ends in was cut short with the call: no parameter, and no text
             # of the answer either; it stays in the call's span.)
+        if self.bare_name and state.get("where") == "name" and call.name is None:
+            self._name_then_object(call)
         self._name_done(call, call.start)
         if call.state.get("where") == "value" and state.get("unopened"):
             # (A name, then the call's end: no value at all.)
@@ -844,6 +846,18 @@ class XmlParametersReader(CallReader):
         self._write(call, "}" if call.state.get("written") else "{}")
         call.parsed = call.state.get("values", {})
         call.has_parsed = True
+
+    def _name_then_object(self, call: ToolCallBlock) -> None:
+        """A name with no closing tag of its own, then the arguments as one JSON object (GLM's
+        ``<tool_call>get_weather\n{"city": "Paris"}</tool_call>``): the object is the body,
+        read as ``_arguments_as_json`` reads it."""
+        written = "".join(call.name_parts)
+        brace = written.find("{")
+        name = written[:brace].strip()
+        if brace <= 0 or not name or any(char in name for char in " \t\r\n") or not is_json_object(written[brace:].strip()):
+            return
+        call.name_parts = [written[:brace]]
+        call.after_value.append((call.spans[0][2] + brace, written[brace:]))
 
     def _arguments_as_json(self, call: ToolCallBlock) -> bool:
         """A call with no parameters whose body is one JSON object (DeepSeek V3.2's
