@@ -3269,3 +3269,25 @@ def test_a_list_of_python_calls_cut_short_keeps_its_whole_calls(template: str, w
     result = parse_both(template, opening + written, tools=TOOLS)
     assert calls(result) == expected and result.message.content is None
     assert result.finish_reason == "length" and [d.kind for d in result.diagnostics] == ["unclosed_tool_call"]
+
+
+# Ollama's gemma4_test.go (ToolResponseContinuationStartsInThinking): Gemma 4 answers a call in
+# the model's own turn, and its 2026-07 templates open the thought channel after a tool's
+# result (``<tool_response|><|channel>thought\n``) with no header between. The prompt's state
+# is read from the end of the tool's turn too, not only from the last assistant header: the
+# completion starts inside the reasoning (it was content, `</channel|>` stray).
+@pytest.mark.parametrize("template", ["Google-gemma-4-31B-it-2026-07", "Google-gemma-4-E2B-it-2026-07"])
+def test_gemma_reasoning_opened_after_a_tools_result(template: str) -> None:
+    codec = codec_for(template)
+    tools = [{"type": "function", "function": {"name": "ls", "parameters": {"type": "object", "properties": {}}}}]
+    conversation = [
+        {"role": "user", "content": "list files"},
+        {"role": "assistant", "content": "", "tool_calls": [{"type": "function", "function": {"name": "ls", "arguments": {}}}]},
+        {"role": "tool", "content": "go.mod\ngo.sum\n"},
+    ]
+    prompt = codec.render(conversation, tools=tools, add_generation_prompt=True, enable_thinking=True)
+    assert prompt.endswith("<tool_response|><|channel>thought\n")
+    assert codec.prompt_state(prompt).state == "reasoning"
+    result = parse_both(template, "The user asked for files.<channel|>go.mod and go.sum", tools=tools, prompt=prompt)
+    assert result.message.reasoning_content == "The user asked for files."
+    assert result.message.content == "go.mod and go.sum" and not result.diagnostics

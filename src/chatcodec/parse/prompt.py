@@ -87,10 +87,16 @@ _HEADERS: dict[int, tuple[Format, list[str]]] = {}
 
 
 def _header_spellings(found: Format) -> list[str]:
+    """The assistant headers' spellings, and the ends of a tool's turn that has one of its own:
+    in a format that answers a call inside the assistant's turn (Gemma 4's
+    ``<tool_response|>``), the assistant goes on after it with no header (a template may open
+    its reasoning there: ``<|channel>thought\n``)."""
     known = _HEADERS.get(id(found))
     if known is None or known[0] is not found:
         grammar = found.grammar
-        known = (found, [spelling for terminal in found.assistant_start for spelling in grammar.spellings_of(terminal)])
+        tool_ends = found.turn_ends - found.end
+        terminals = [*found.assistant_start, *sorted(tool_ends)]
+        known = (found, [spelling for terminal in terminals for spelling in grammar.spellings_of(terminal)])
         if len(_HEADERS) >= _CACHE_SIZE:
             _HEADERS.clear()
         _HEADERS[id(found)] = known
