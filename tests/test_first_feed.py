@@ -190,6 +190,17 @@ def test_a_text_ending_where_a_delimiter_may_begin_gives_that_tail_at_close(tail
     assert fast.message.content == "Sure." + tail
 
 
+def test_a_reasoning_close_written_twice_cut_in_the_first_delta_is_the_engines() -> None:
+    # Found by the fuzz harness: a first delta that ends inside a reasoning close written a
+    # second time (``\n</think>\n\n\n</``). The state read the one-shot way held only ``</``,
+    # where the engine holds the whole ``\n</`` (it looks for the close again): the newline was
+    # given as content, then read as the close's. Where the two may differ, the engine reads it.
+    codec = chatcodec.load("qwen3")
+    text = "<think>\n" + PROSE + "\n</think>\n\n\n</think>\n\nThe answer."
+    cut = text.rindex("</think>") + 2
+    assert _same_run(codec, [text[:cut], text[cut:]]) is False
+
+
 def test_a_tail_the_state_does_not_hold_is_given_at_once() -> None:
     # The grammar spells "\n"-led delimiters, but a state does not look for spellings that
     # begin with whitespace (their bare form is looked for): the engine gives a content's last

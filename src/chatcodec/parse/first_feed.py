@@ -70,6 +70,11 @@ def _held_back(
     hold = holds[-1]
     if hold == end:
         return []  # (the engine's state holds none of it)
+    if hold > at:
+        # The tail from ``at`` begins a spelling, and the state read here holds only a part
+        # of it; the engine's may hold all of it (after a reasoning close it also looks for
+        # that close written again: ``\n</``, where this state holds ``</``). It reads it.
+        return None
     kind = ContentDelta if last.kind == "content" else ReasoningDelta
     run = events[-1] if events else None
     if hold < last.start or type(run) is not kind or len(run.text) != end - last.start:  # type: ignore[union-attr]
