@@ -1303,21 +1303,21 @@ def _elements_before_a_break(text: str) -> tuple[list[tuple[int, int, str]], int
     return elements, begin + len(rest) - len(rest.lstrip())
 
 
-_CUT_CALL = re.compile(r"\s*(?P<name>[A-Za-z_][\w.\-]*)\s*\(")
-
-
 def _cut_call(text: str) -> tuple[str, dict[str, Any]] | None:
     """The call ``text`` is, cut short (``f(a=1, b=``): its name and its arguments, the last
     one's value so far included where it reads as a literal (``{}`` where the arguments
     before it are no Python: each try reads the whole text, so there are three at most)."""
-    opened = _CUT_CALL.match(text)
+    opened = PythonicReader._CALL_START.match(text)
     if opened is None:
         return None
     name, inner = opened.group("name"), text[opened.end() :]
-    if any(char in ")]}" and depth < 0 for _, char, depth in _structure(inner)):
-        return None  # (the call closed, or a bracket that closes none: ``f(x=1]`` is no call cut short)
-    commas = [at for at, char, depth in _structure(inner) if char == "," and depth == 0]
-    for cut in (len(inner.rstrip()), *commas[-1:], 0):
+    last_comma = -1
+    for at, char, depth in _structure(inner):
+        if depth < 0:
+            return None  # (the call closed, or a bracket that closes none: ``f(x=1]`` is no call cut short)
+        if char == "," and depth == 0:
+            last_comma = at
+    for cut in (len(inner.rstrip()), *([last_comma] if last_comma >= 0 else []), 0):
         node = _parse_call(f"{name}({inner[:cut]})")
         read = _call_of(node) if node is not None else None
         if read is not None:
