@@ -136,6 +136,7 @@ CALL_SYNTAX: dict[str, str] = {
             "Qwen-Qwen3.8",
             "Qwen3-Coder-30B-A3B-Instruct",
             "StepFun-Step-3.5-Flash",
+            "StepFun-Step-3.7-Flash",
         ],
         "qwen3_coder",
     ),
