@@ -217,6 +217,7 @@ CALL_SYNTAX: dict[str, str] = {
         "tool_calls_list",
     ),
     "NVIDIA-Nemotron-Nano-9B-v2": "toolcall_list",
+    "NVIDIA-Llama-3.3-Nemotron-Super-49B-v1.5": "toolcall_list",
     # <|action_start|><|plugin|>\n{...}<|action_end|>
     "vLLM-InternLM2-tool": "internlm2",
     "vLLM-granite-20b-functioncalling": "granite_20b_fc",  # <function_call> {...} per call

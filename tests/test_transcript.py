@@ -438,3 +438,40 @@ def test_tools_before_the_last_user_turn_are_read(template: str) -> None:
     assert transcript.diagnostics == [] and transcript.reassemble() == text
     names = [tool["function"]["name"] if "function" in tool else tool["name"] for tool in transcript.tools or []]
     assert names == ["get_weather", "search"]
+
+
+# Llama 3.3 Nemotron Super writes ", " between tool definitions and between the results of one
+# tool turn: inside the definitions' block it separates definitions, and a system turn before
+# them stays one turn.
+@pytest.mark.parametrize("system", [False, True])
+def test_a_separator_shared_by_definitions_and_results(system: bool) -> None:
+    from template_corpus import CORPUS, special_tokens
+
+    path = CORPUS / "NVIDIA-Llama-3.3-Nemotron-Super-49B-v1.5.jinja"
+    codec = chatcodec.load(path, special_tokens=special_tokens(path))
+    calls = [
+        {"id": "a", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}},
+        {"id": "b", "type": "function", "function": {"name": "search", "arguments": "{}"}},
+    ]
+    messages: list[dict[str, Any]] = [{"role": "system", "content": "Be brief."}] if system else []
+    messages += [
+        {"role": "user", "content": "Weather, and news?"},
+        {"role": "assistant", "content": "", "tool_calls": calls},
+        {"role": "tool", "tool_call_id": "a", "content": "18 C"},
+        {"role": "tool", "tool_call_id": "b", "content": "none"},
+        {"role": "assistant", "content": "18 C, no news."},
+    ]
+    text = codec.render(messages, tools=TOOLS)
+    assert '{"type": "string"}}}}, {"name": "search"' in text and "<TOOL_RESPONSE>[18 C, none]" in text
+    transcript = codec.parse_transcript(text)
+    assert transcript.diagnostics == [] and transcript.reassemble() == text
+    assert [tool["function"]["name"] for tool in transcript.tools or []] == ["get_weather", "search"]
+    assert [(m.role, m.content) for m in transcript.messages] == [
+        *([("system", "Be brief.")] if system else []),
+        ("user", "Weather, and news?"),
+        ("assistant", ""),
+        ("tool", "18 C"),
+        ("tool", "none"),
+        ("assistant", "18 C, no news."),
+    ]
+    assert codec.roundtrip(messages, tools=TOOLS).text_survived

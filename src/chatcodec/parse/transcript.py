@@ -115,6 +115,9 @@ class TranscriptReader:
         self.tools: list[dict[str, Any]] | None = None
         self._tool_text: list[str] | None = None
         self._tool_start = 0  # where the definition being read begins
+        # Inside the block of tool definitions: a separator there is the definitions', where
+        # the same spelling also separates tool results (Nemotron's ``, ``).
+        self._in_tools_block = False
         self._schemas_of: tuple[int, Schemas | None] = (0, None)  # (tools read, their parameters)
         self._turn: _Turn | None = None
         self._last_role: str | None = None
@@ -162,15 +165,17 @@ class TranscriptReader:
         kind = piece.kind
         if piece.delimiter:
             if kind in family.turn_roles:
+                self._in_tools_block = False  # (a block cut short ends with its turn)
                 self._close_turn()
                 self._open_turn(family.turn_roles[kind], piece)
-            elif kind in family.message_separators and turn is not None:
+            elif kind in family.message_separators and turn is not None and not self._in_tools_block:
                 role = turn.role
                 turn.parts.append(Span("delimiter", piece.start, piece.start + _split(piece), kind))
                 self._close_turn(end=piece.start + _split(piece))
                 self._open_turn(role, piece, header_start=piece.start + _split(piece))
             elif kind in family.tools_begin:
                 self.tools = []
+                self._in_tools_block = True
                 if turn is None:
                     self.template.append(Span("template", piece.start, piece.end, kind))
                     return
@@ -179,6 +184,7 @@ class TranscriptReader:
                 turn.parts.append(Span("delimiter", piece.start, piece.end, kind))
             elif kind in family.tools_end:
                 self._flush_tool()
+                self._in_tools_block = False
                 if turn is None:
                     self.template.append(Span("template", piece.start, piece.end, kind))
                     return
