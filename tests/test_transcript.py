@@ -475,3 +475,34 @@ def test_a_separator_shared_by_definitions_and_results(system: bool) -> None:
         ("assistant", "18 C, no news."),
     ]
     assert codec.roundtrip(messages, tools=TOOLS).text_survived
+
+
+# Mistral Nemo writes a tool result as ``[TOOL_RESULTS]{"content": TEXT, "call_id": "ID"}``:
+# the id after the content is the message's ``tool_call_id``, not a part of the footer.
+def test_a_call_id_after_a_tool_result_is_read() -> None:
+    from template_corpus import CORPUS, special_tokens
+
+    path = CORPUS / "Mistral-Nemo-Instruct-2407.jinja"
+    codec = chatcodec.load(path, special_tokens=special_tokens(path))
+    calls = [
+        {"id": "Ab3dE6gH9", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}},
+        {"id": "zz8yy7xx6", "type": "function", "function": {"name": "search", "arguments": "{}"}},
+    ]
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "content": "Weather, and news?"},
+        {"role": "assistant", "content": "", "tool_calls": calls},
+        {"role": "tool", "tool_call_id": "Ab3dE6gH9", "content": "18 C"},
+        {"role": "tool", "tool_call_id": "zz8yy7xx6", "content": '{"news": []}'},
+        {"role": "assistant", "content": "18 C, no news."},
+    ]
+    text = codec.render(messages, tools=TOOLS)
+    assert '[TOOL_RESULTS]{"content": 18 C, "call_id": "Ab3dE6gH9"}[/TOOL_RESULTS]' in text
+    transcript = codec.parse_transcript(text)
+    assert transcript.diagnostics == [] and transcript.reassemble() == text
+    assert [(m.role, m.content, m.tool_call_id) for m in transcript.messages if m.role == "tool"] == [
+        ("tool", "18 C", "Ab3dE6gH9"),
+        ("tool", '{"news": []}', "zz8yy7xx6"),
+    ]
+    assert transcript.messages[-1].content == "18 C, no news."
+    report = codec.roundtrip(messages, tools=TOOLS)
+    assert report.text_survived and report.lossless

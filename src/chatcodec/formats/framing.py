@@ -69,6 +69,10 @@ class Framing:
     # The tool turn's header is followed by the call's id and then this (Mistral's
     # ``[TOOL_RESULTS]a1b2c3d4e[TOOL_CONTENT]``); "" when the header holds no id.
     tool_id_close: str = ""
+    # The tool turn's footer names the call it answers: this, then the call's id, then the
+    # footer (Mistral Nemo's ``, "call_id": "`` before ``"}[/TOOL_RESULTS]``); "" when it
+    # does not.
+    tool_id_open: str = ""
     # The tool turn's header is followed by the tool's name and then this (harmony's
     # ``<|start|>functions.NAME to=assistant...``); "" when the header holds no name.
     tool_name_close: str = ""
@@ -333,6 +337,11 @@ def grammar_piece(framing: Framing, reserved: frozenset[str] = frozenset()) -> F
     id_close_terminal = (
         optional("TOOL_ID_END", {framing.tool_id_close}) if framing.tool_id_close and "tool" in headers else None
     )
+    id_open_terminal = (
+        optional("TOOL_ID_OPEN", {framing.tool_id_open})
+        if framing.tool_id_open and "tool" in headers and not tool_next and not id_close_terminal
+        else None
+    )
     name_close_terminal = None
     if framing.tool_name_close and "tool" in headers and not framing.tool_name_numbered:
         name_close_terminal = optional("TOOL_NAME_END", {framing.tool_name_close})
@@ -446,6 +455,8 @@ def grammar_piece(framing: Framing, reserved: frozenset[str] = frozenset()) -> F
         if role == "tool" and tool_next:
             message_separators.add(tool_next)
             rule += f" ({tool_next} CONTENT?)*"
+        if role == "tool" and id_open_terminal:
+            rule += f" {id_open_terminal} TOOL_CALL_ID?"
         if footer and role == "system" and in_footer:
             rule += f" ({footer} | tools)"  # the block ends the turn, its footer in its end
             turn_ends.add(footer)
@@ -473,7 +484,7 @@ def grammar_piece(framing: Framing, reserved: frozenset[str] = frozenset()) -> F
     lines += [terminal(name, sorted(options)) for name, options in definitions.items()]
     declared = ["CONTENT"] + (["TOOL_DEFINITION"] if block is not None and not definitions_in_text else [])
     declared += ["TOOL_DEFINITIONS"] if block is not None and definitions_in_text and block.placement == "after" else []
-    declared += ["TOOL_CALL_ID"] if id_close_terminal else []
+    declared += ["TOOL_CALL_ID"] if id_close_terminal or id_open_terminal else []
     declared += ["TOOL_RESPONSE_NAME"] if name_close_terminal and not id_close_terminal else []
     lines.append("%declare " + " ".join(declared))
     return FramingPiece(

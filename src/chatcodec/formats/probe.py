@@ -527,6 +527,13 @@ def _with_tool_role(probes: Probes, framing: Framing) -> Framing:
         header, id_close = header[:at], header[at + len(ids[0]) :]
         if not id_close:
             return framing
+    written_footer = footer
+    id_open = ""
+    if ids is not None and not id_close and (written_id := _id_written_in(footer, ids[0])):
+        # The footer names the call the result answers (Mistral Nemo's ``"call_id": "…"}``).
+        at = footer.index(written_id)
+        if at > 0 and footer[at + len(written_id) :]:
+            id_open, footer = footer[:at], footer[at + len(written_id) :]
     name_close = ""
     numbered = False
     if not id_close and PROBE_TOOL in header and header.index(PROBE_TOOL) > 0 and TOOL_RESULT not in header:
@@ -547,8 +554,10 @@ def _with_tool_role(probes: Probes, framing: Framing) -> Framing:
         if name_close and between == footer + header + PROBE_TOOL + name_close.replace("1", "2"):
             # The header numbers the results after the tool's name (Kimi K3's ``index="1"``).
             numbered = True
-        elif between != footer + second_header:
+        elif between != written_footer + second_header:
             separator = between
+    if id_open and separator:
+        id_open, footer = "", written_footer  # (results merged in one turn: not read apart)
     headers = {**framing.headers, "tool": header}
     footers = {**framing.footers, "tool": footer}
     answer = probes.get(
@@ -567,11 +576,21 @@ def _with_tool_role(probes: Probes, framing: Framing) -> Framing:
         footers=footers,
         tool_separator=separator,
         tool_id_close=id_close,
+        tool_id_open=id_open,
         tool_name_close=name_close,
         tool_name_numbered=numbered,
         tool_content_json=_content_as_json_string(probes, tag, ids, header + name_close + id_close, footer),
         assistant_after_tool=after_tool,
     )
+
+
+def _id_written_in(footer: str, call_id: str) -> str:
+    """The call's id as the footer writes it: whole, or its end (Mistral Small 3.1 writes the
+    last nine characters); "" when the footer does not name the call."""
+    for length in range(len(call_id), 5, -1):
+        if call_id[-length:] in footer:
+            return call_id[-length:]
+    return ""
 
 
 def _content_as_json_string(probes: Probes, tag: str, ids: tuple[str, str] | None, header: str, footer: str) -> bool:
