@@ -267,7 +267,7 @@ GIGACHAT3 = CallSyntax(
 )
 
 
-def _json_list(
+def json_list_between(
     name: str, opening: str, closing: str, description: str, *, stop: str = "", **options: object
 ) -> CallSyntax:
     """``stop``: the token the model ends its turn with after the calls, where no footer of the
@@ -290,14 +290,14 @@ def _json_list(
 
 
 JSON_LISTS = (
-    _json_list("tool_calls_list", "<tool_calls>", "</tool_calls>", '<tool_calls>[{"name": …, "arguments": {…}}]</tool_calls>'),
+    json_list_between("tool_calls_list", "<tool_calls>", "</tool_calls>", '<tool_calls>[{"name": …, "arguments": {…}}]</tool_calls>'),
     # (Nemotron Nano v2 also writes one call's object alone in the tags.)
     replace(
-        _json_list("toolcall_list", "<TOOLCALL>", "</TOOLCALL>", '<TOOLCALL>[{"name": …, "arguments": {…}}]</TOOLCALL>'),
+        json_list_between("toolcall_list", "<TOOLCALL>", "</TOOLCALL>", '<TOOLCALL>[{"name": …, "arguments": {…}}]</TOOLCALL>'),
         piece="object_or_list_in_tags",
         reader="json_list_or_object",
     ),
-    _json_list(
+    json_list_between(
         "cohere",
         "<|START_ACTION|>",
         "<|END_ACTION|>",
@@ -306,7 +306,7 @@ JSON_LISTS = (
         name_keys=("tool_name", "name"),
         id_keys=("tool_call_id",),
     ),
-    _json_list(
+    json_list_between(
         "apertus",
         "<|tools_prefix|>",
         "<|tools_suffix|>",

@@ -1,0 +1,105 @@
+"""A call syntax learned from the template: a call's JSON object (or a list of them) in tags no
+known syntax spells is read the way the template writes it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+import chatcodec
+
+# A ChatML template of our own whose calls are written by ``CALLS`` (a Jinja snippet that sees
+# ``message.tool_calls``): the shapes a new model's template brings.
+TEMPLATE = """{%- for message in messages -%}
+<|im_start|>{{ message.role }}
+{% if message.content %}{{ message.content }}{% endif %}
+{%- if message.tool_calls %}CALLS{% endif %}<|im_end|>
+{% endfor -%}
+{%- if add_generation_prompt %}<|im_start|>assistant
+{% endif -%}"""
+CALL = '{"name": "{{ c.function.name }}", "arguments": {{ c.function.arguments | tojson }}}'
+SHAPES = {
+    # LongCat-Flash-Chat's shape: Hermes' object in tags of its own
+    "object between tags": (
+        "{% for c in message.tool_calls %}{% if not loop.first %}{{ '\\n' }}{% endif %}<longcat_tool_call>\n"
+        + CALL
+        + "\n</longcat_tool_call>{% endfor %}",
+        "json_in_tags",
+        '<longcat_tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</longcat_tool_call>'
+        '\n<longcat_tool_call>\n{"name": "get_time", "arguments": {}}\n</longcat_tool_call>',
+    ),
+    "list between tags": (
+        "<calls>[{% for c in message.tool_calls %}" + CALL + "{% if not loop.last %}, {% endif %}{% endfor %}]</calls>",
+        "json_list_in_tags",
+        '<calls>[{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "get_time", "arguments": {}}]</calls>',
+    ),
+    "objects after a tag": (
+        "{% for c in message.tool_calls %}[CALL]" + CALL + "{% endfor %}",
+        "json_after_tag",
+        '[CALL]{"name": "get_weather", "arguments": {"city": "Paris"}}[CALL]{"name": "get_time", "arguments": {}}',
+    ),
+    "list after a tag": (
+        "<|calls|>[{% for c in message.tool_calls %}" + CALL + "{% if not loop.last %}, {% endif %}{% endfor %}]",
+        "json_list_after_tag",
+        '<|calls|>[{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "get_time", "arguments": {}}]',
+    ),
+}
+TOOLS = [
+    {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}},
+    {"type": "function", "function": {"name": "get_time", "parameters": {"type": "object", "properties": {}}}},
+]
+EXPECTED = [("get_weather", {"city": "Paris"}), ("get_time", {})]
+
+
+def _codec(shape: str) -> chatcodec.Codec:
+    return chatcodec.load(TEMPLATE.replace("CALLS", SHAPES[shape][0]), special_tokens={"eos_token": "<|im_end|>"})
+
+
+def _calls(message: chatcodec.Message) -> list[tuple[str, Any]]:
+    return [(call.function.name, json.loads(call.function.arguments)) for call in message.tool_calls or []]
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_the_learned_syntax_reads_what_the_model_writes(shape: str) -> None:
+    codec = _codec(shape)
+    assert codec.describe()["calls"]["syntax"] == SHAPES[shape][1]
+    answer = "Let me check." + ("\n" if shape == "object between tags" else "") + SHAPES[shape][2]
+    result = codec.parse_detailed(answer + "<|im_end|>", tools=TOOLS)
+    assert result.diagnostics == [] and result.finish_reason == "tool_calls"
+    assert result.message.content == "Let me check." and _calls(result.message) == EXPECTED
+    # Streamed a character at a time: the same message.
+    stream = codec.stream(tools=TOOLS)
+    for char in answer:
+        stream.feed(char)
+    stream.close()
+    assert stream.message.content == "Let me check." and _calls(stream.message) == EXPECTED
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_a_learned_syntax_round_trips_the_template_s_conversation(shape: str) -> None:
+    codec = _codec(shape)
+    calls = [
+        {"id": "a", "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
+        for name, arguments in EXPECTED
+    ]
+    messages = [{"role": "user", "content": "Weather and time?"}, {"role": "assistant", "content": "", "tool_calls": calls}]
+    text = codec.render(messages, tools=TOOLS)
+    assert SHAPES[shape][2] in text  # (the template writes what the test says it writes)
+    transcript = codec.parse_transcript(text)
+    assert transcript.diagnostics == [] and _calls(transcript.messages[1]) == EXPECTED
+    assert codec.roundtrip(messages, tools=TOOLS).text_survived
+
+
+def test_a_call_cut_short_in_learned_tags_is_cut_short() -> None:
+    result = _codec("object between tags").parse_detailed('<longcat_tool_call>\n{"name": "get_weather", "argu', tools=TOOLS)
+    assert result.finish_reason == "length" and [d.kind for d in result.diagnostics] == ["unclosed_tool_call"]
+    assert result.reassemble() == '<longcat_tool_call>\n{"name": "get_weather", "argu'
+
+
+def test_json_that_names_no_call_is_not_a_syntax() -> None:
+    # A template that writes only the arguments after the name is not the JSON-call shape.
+    template = TEMPLATE.replace("CALLS", "{% for c in message.tool_calls %}<call>{{ c.function.name }} {{ c.function.arguments | tojson }}</call>{% endfor %}")
+    described = chatcodec.load(template, special_tokens={"eos_token": "<|im_end|>"}).describe()
+    assert described["calls"] is None and "does not read yet" in described["calls_not_parsed"]
