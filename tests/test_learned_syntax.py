@@ -45,6 +45,29 @@ SHAPES = {
         "json_list_after_tag",
         '<|calls|>[{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "get_time", "arguments": {}}]',
     ),
+    # LongCat-Flash-Thinking's shape: GLM's key and value tags, its own names
+    "parameters in key and value tags": (
+        "{% for c in message.tool_calls %}{% if not loop.first %}{{ NL }}{% endif %}<longcat_tool_call>{{ c.function.name }}"
+        "{% for k, v in c.function.arguments | items %}{{ NL }}<longcat_arg_key>{{ k }}</longcat_arg_key>{{ NL }}"
+        "<longcat_arg_value>{{ v }}</longcat_arg_value>{% endfor %}{{ NL }}</longcat_tool_call>{% endfor %}",
+        "xml_parameters",
+        "<longcat_tool_call>get_weather\n<longcat_arg_key>city</longcat_arg_key>\n<longcat_arg_value>Paris</longcat_arg_value>"
+        "\n</longcat_tool_call>\n<longcat_tool_call>get_time\n</longcat_tool_call>",
+    ),
+    # Qwen3-Coder's shape, other tags
+    "function and parameter tags": (
+        "{% for c in message.tool_calls %}{% if not loop.first %}{{ NL }}{% endif %}<tool>{{ NL }}<fn={{ c.function.name }}>"
+        "{% for k, v in c.function.arguments | items %}{{ NL }}<arg={{ k }}>{{ NL }}{{ v }}{{ NL }}</arg>{% endfor %}"
+        "{{ NL }}</fn>{{ NL }}</tool>{% endfor %}",
+        "xml_parameters",
+        "<tool>\n<fn=get_weather>\n<arg=city>\nParis\n</arg>\n</fn>\n</tool>\n<tool>\n<fn=get_time>\n</fn>\n</tool>",
+    ),
+    # Functionary v3.1's shape, other tags
+    "name, then the arguments, in tags": (
+        '{% for c in message.tool_calls %}<call name="{{ c.function.name }}">{{ c.function.arguments | tojson }}</call>{% endfor %}',
+        "name_then_json",
+        '<call name="get_weather">{"city": "Paris"}</call><call name="get_time">{}</call>',
+    ),
 }
 TOOLS = [
     {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}},
@@ -54,7 +77,8 @@ EXPECTED = [("get_weather", {"city": "Paris"}), ("get_time", {})]
 
 
 def _codec(shape: str) -> chatcodec.Codec:
-    return chatcodec.load(TEMPLATE.replace("CALLS", SHAPES[shape][0]), special_tokens={"eos_token": "<|im_end|>"})
+    calls = SHAPES[shape][0].replace("{{ NL }}", "{{ '\\n' }}")  # (a newline after a block tag is trimmed)
+    return chatcodec.load(TEMPLATE.replace("CALLS", calls), special_tokens={"eos_token": "<|im_end|>"})
 
 
 def _calls(message: chatcodec.Message) -> list[tuple[str, Any]]:

@@ -544,7 +544,7 @@ HARMONY = CallSyntax(
 # -- XML parameters -------------------------------------------------------------------------------
 
 
-def _xml(
+def xml_syntax(
     name: str,
     description: str,
     *,
@@ -604,7 +604,7 @@ def _xml(
     )
 
 
-QWEN3_CODER = _xml(
+QWEN3_CODER = xml_syntax(
     "qwen3_coder",
     "<tool_call><function=NAME><parameter=KEY>VALUE</parameter></function></tool_call>",
     # The templates write the content trimmed, a newline, then "\n<tool_call>": both newlines
@@ -627,7 +627,7 @@ QWEN3_CODER = _xml(
     markers=("<function=", "<parameter="),
     noncanonical=("<function=",),
 )
-SEED = _xml(
+SEED = xml_syntax(
     "seed",
     "<seed:tool_call><function=NAME><parameter=KEY>VALUE</parameter></function></seed:tool_call>",
     call_open=tuple(s + "<function=" for s in around("<seed:tool_call>", before="\n", after="\n")),
@@ -652,7 +652,7 @@ def _invoke(
     openings = [s for one in sections for s in around(f"<{prefix}{one}>", before="\n", after="\n")]
     openings += [gap + s for s in openings if not s.startswith("\n") and gap != "\n"]
     # (The templates write every call in the section: one outside it is read, noncanonical.)
-    syntax = _xml(
+    syntax = xml_syntax(
         name,
         description,
         calls_begin=tuple(openings),
@@ -721,7 +721,7 @@ GCML = _invoke(
 # what models write there beside it (a blank line, a Windows line end).
 _GLM_GAPS = ("", "\n", " ", "  ", "    ", "\t", "\n  ", "\n    ", "\n\t", "\n\n", "\r\n", " \n", "\n ")
 _GLM_VALUE_UNOPENED = ("</arg_key>", "</arg_key>\n")
-GLM = _xml(
+GLM = xml_syntax(
     "glm",
     "<tool_call>NAME<arg_key>KEY</arg_key><arg_value>VALUE</arg_value></tool_call>",
     call_open=around("<tool_call>", before="\n"),
@@ -742,7 +742,7 @@ def _hunyuan(name: str, suffix: str) -> CallSyntax:
     def tag(word: str) -> str:
         return f"<{word}{suffix}>"
 
-    return _xml(
+    return xml_syntax(
         name,
         f"{tag('tool_calls')}{tag('tool_call')}NAME{tag('tool_sep')}{tag('arg_key')}KEY{tag('/arg_key')}"
         f"{tag('arg_value')}VALUE{tag('/arg_value')}{tag('/tool_call')}{tag('/tool_calls')}",
@@ -763,7 +763,7 @@ HUNYUAN_BARE = _hunyuan("hunyuan_bare", "")
 
 # MiniCPM 5: XML with the names in attributes; a value holding "<", "&" or a newline is written
 # in a CDATA block, whose brackets are the tags' (the value is what they enclose).
-MINICPM = _xml(
+MINICPM = xml_syntax(
     "minicpm",
     '<function name="NAME"><param name="KEY">VALUE</param></function>',
     call_open=around('<function name="', before="\n"),
@@ -780,7 +780,7 @@ MINICPM = _xml(
 # Kimi K3's tags (XTML): <|open|>TAG ATTRIBUTES<|sep|> … <|close|>TAG<|sep|>. A call is numbered
 # in its section, and each argument says its JSON type.
 _XTML_TYPES = ("string", "number", "boolean", "null", "object", "array")
-XTML = _xml(
+XTML = xml_syntax(
     "xtml",
     '<|open|>tools<|sep|><|open|>call tool="NAME" index="1"<|sep|><|open|>argument key="KEY" type="string"<|sep|>VALUE<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>',
     calls_begin=("<|open|>tools<|sep|>",),

@@ -10,7 +10,7 @@ from typing import Any
 from chatcodec.errors import ChatCodecError, GrammarError
 from chatcodec.formats.base import Format
 from chatcodec.formats.framing import WHITESPACE, Framing, grammar_piece
-from chatcodec.formats.learned import learned_json_syntax
+from chatcodec.formats.learned import learned_json_syntax, learned_named_syntaxes
 from chatcodec.formats.probe import (
     ASSISTANT,
     PROBE_TOOL,
@@ -394,13 +394,13 @@ def find_call_syntax(
                 ):
                     continue
             return _sections_as_written(syntax, one), None
-        learned = learned_json_syntax(one, PROBE_TOOL, expected_one[0][1], framing.footers.get("assistant", ""))
-        if (
-            learned is not None
-            and _reads_back(name, framing, reasoning, learned, one, expected_one)
-            and (both is None or _reads_back(name, framing, reasoning, learned, both, expected_both))
-        ):
-            return learned, None
+        footer = framing.footers.get("assistant", "")
+        json_syntax = learned_json_syntax(one, PROBE_TOOL, expected_one[0][1], footer)
+        for learned in [*([json_syntax] if json_syntax else []), *learned_named_syntaxes(one, PROBE_TOOL, "cc_arg", "v1", footer)]:
+            if _reads_back(name, framing, reasoning, learned, one, expected_one) and (
+                both is None or _reads_back(name, framing, reasoning, learned, both, expected_both)
+            ):
+                return learned, None
         cut = one.find("v1")
         snippet = one[: cut + 10] if cut >= 0 else one[:80]
         return None, f"the template writes calls in a syntax chatcodec does not read yet: {snippet!r}"

@@ -1,22 +1,31 @@
-"""A call syntax learned from a template's own rendering, where no known syntax reads it.
+"""Call syntaxes learned from a template's own rendering, where no known syntax reads it.
 
-Most call syntaxes a new model brings are a known shape with tags of its own: a call's JSON
-object (``{"name": …, "arguments": {…}}``) between an opening and a closing tag, or a list of
-them, or either after an opening tag to the end of the answer (LongCat's
-``<longcat_tool_call>…</longcat_tool_call>`` is Hermes' shape). The template writes the probe
-call; the JSON object of that call is found in the text, and the tags are what stands right
-before and after it. The caller keeps such a syntax only if it reads the template's calls back
-exactly, as for every known one.
+Most call syntaxes a new model brings are a known shape with tags of its own:
+
+- a call's JSON object (``{"name": …, "arguments": {…}}``) between an opening and a closing
+  tag, or a list of them, or either after an opening tag to the end of the answer (LongCat's
+  ``<longcat_tool_call>…</longcat_tool_call>`` is Hermes' shape);
+- the name, then the arguments' JSON object, between tags (Functionary's ``<function=NAME>{…}``);
+- the name and each parameter's name and value in tags (Qwen3-Coder's ``<function=NAME>`` and
+  ``<parameter=KEY>``, GLM's ``<arg_key>``/``<arg_value>``: LongCat-Flash-Thinking's
+  ``<longcat_arg_key>``).
+
+The template writes the probe call; its name, its argument's name and value (or its JSON
+object) are found in the text, and the tags are what stands around them. The caller keeps a
+syntax only if it reads the template's calls back exactly, as for every known one.
 """
 
 from __future__ import annotations
 
 import json
+import re
 
-from chatcodec.formats.calls import CallSyntax, around, json_list_between, spelled
+from chatcodec.formats.calls import CallSyntax, around, json_list_between, spelled, xml_syntax
 from chatcodec.formats.framing import WHITESPACE
 
 _DECODER = json.JSONDecoder()
+# Closing tags one after another, whitespace between them (``</function>\n</tool_call>``).
+_CLOSING_TAGS = re.compile(r"</[^<>\s]{1,58}>(?:\s*</[^<>\s]{1,58}>)*")
 _LONGEST_TAG = 60
 
 
@@ -40,12 +49,8 @@ def learned_json_syntax(rendered: str, tool: str, arguments: dict[str, object], 
     opening = _last_tag(before)
     if opening is None:
         return None
-    rest = rendered[end:].lstrip(WHITESPACE)
-    turn_end = footer.strip(WHITESPACE)
-    closing = _first_tag(rest, turn_end)
-    if not rest or (turn_end and rest.startswith(turn_end)) or closing is None:
-        return _after_tag(opening, listed)
-    return _between(opening, closing, listed)
+    closing = _closing_after(rendered[end:], footer.strip(WHITESPACE))
+    return _between(opening, closing, listed) if closing else _after_tag(opening, listed)
 
 
 def _call_json(text: str, tool: str, arguments: dict[str, object]) -> tuple[int, int] | None:
@@ -137,4 +142,108 @@ def _after_tag(opening: str, listed: bool) -> CallSyntax:
         closes_at_end=True,
         spellings=spelled(("CALL_OPEN", around(opening, before="\n", after="\n"))),
         markers=(opening,),
+    )
+
+
+def learned_named_syntaxes(rendered: str, tool: str, key: str, value: str, footer: str) -> list[CallSyntax]:
+    """Syntaxes that write the call's name in the open, then either the arguments' JSON object
+    or each parameter in tags: those the render of one call (``tool`` with ``key`` set to the
+    string ``value``) may be written in, to be tried in order."""
+    name_at = rendered.find(tool)
+    if name_at < 0:
+        return []
+    opening = _opening_before(rendered[:name_at])
+    if opening is None:
+        return []
+    after_name = rendered[name_at + len(tool) :]
+    turn_end = footer.strip(WHITESPACE)
+    found: list[CallSyntax] = []
+    arguments = json.dumps({key: value})
+    separator_end = after_name.find("{")
+    if separator_end >= 0 and after_name.startswith(arguments, separator_end):
+        separator = after_name[:separator_end].strip(" ")
+        closing = _closing_after(after_name[separator_end + len(arguments) :], turn_end)
+        if closing and (separator.strip(WHITESPACE) or "\n" in separator):
+            found.append(_name_then_json(opening, separator, closing))
+    key_at = after_name.find(key)
+    value_at = after_name.find(value, key_at + len(key)) if key_at >= 0 else -1
+    if value_at >= 0:
+        between = after_name[:key_at]
+        param_at = between.rfind("<")
+        if param_at >= 0:
+            name_end, param_open = between[:param_at].strip(WHITESPACE), between[param_at:]
+            param_name_end = after_name[key_at + len(key) : value_at]
+            tail = after_name[value_at + len(value) :].lstrip(WHITESPACE)
+            param_close = _first_tag(tail, turn_end)
+            if param_close and param_name_end.strip(WHITESPACE) and len(param_open) <= _LONGEST_TAG:
+                call_close = _closing_after(tail[len(param_close) :], turn_end)
+                if call_close:
+                    found.append(_parameters(opening, name_end, param_open, param_name_end, param_close, call_close))
+    return found
+
+
+def _opening_before(text: str) -> str | None:
+    """The opening a name follows: the tags the text ends with (``<tool_call>\n<function=``,
+    ``<longcat_tool_call>``), after any closing tag (a reasoning block's) before them."""
+    opening_lines: list[str] = []
+    for line in reversed([line.strip(WHITESPACE) for line in text.split("\n") if line.strip(WHITESPACE)]):
+        closed = line.rfind("</")
+        if closed >= 0:
+            line = line[line.find(">", closed) + 1 :] if ">" in line[closed:] else ""
+        if not line or line[0].isalnum() or (" " in line and not (line[0] == "<" and line.count(" ") <= 3)):
+            break  # (text: a tag's attributes are the only spaces an opening holds)
+        opening_lines.insert(0, line)
+        if closed >= 0:
+            break  # (the opening starts after the closing tag)
+    opening = "\n".join(opening_lines)
+    return opening if 0 < len(opening) <= _LONGEST_TAG * 2 else None
+
+
+def _closing_after(text: str, turn_end: str) -> str:
+    """The closing tags right after a call's last part (``</function>\n</tool_call>``), or
+    its one closing token (``[/CALL]``); "" where the turn's end follows at once."""
+    text = text.lstrip(WHITESPACE)
+    closing = _CLOSING_TAGS.match(text)
+    if closing is not None:
+        return closing.group()
+    first = _first_tag(text, turn_end)
+    return "" if first is None or (turn_end and first.startswith(turn_end)) else first
+
+
+def _name_then_json(opening: str, separator: str, closing: str) -> CallSyntax:
+    separators = around(separator, after="\n") if separator.strip(WHITESPACE) else (separator,)
+    return CallSyntax(
+        name="name_then_json",
+        piece="name_arguments_plain",
+        reader="name_then_arguments",
+        description=f"{opening}NAME{separator}{{…}}{closing} (learned from the template)".replace("\n", "\\n"),
+        call_open=frozenset({"CALL_BEGIN"}),
+        call_close=frozenset({"CALL_END"}),
+        spellings=spelled(
+            ("CALL_BEGIN", around(opening, before="\n")),
+            ("CALL_SEP", separators),
+            ("CALL_END", around(closing, before="\n", after="\n")),
+        ),
+        markers=(opening,),
+    )
+
+
+def _parameters(
+    opening: str, name_end: str, param_open: str, param_name_end: str, param_close: str, call_close: str
+) -> CallSyntax:
+    def lines(text: str) -> tuple[str, ...]:
+        return around(text, before="\n", after="\n")
+
+    return xml_syntax(
+        "xml_parameters",
+        f"{opening}NAME{name_end}{param_open}KEY{param_name_end}VALUE{param_close}{call_close} (learned from the template)".replace(
+            "\n", "\\n"
+        ),
+        call_open=around(opening, before="\n"),
+        name_end=lines(name_end) if name_end else (),
+        param_open=lines(param_open),
+        param_name_end=lines(param_name_end.strip(WHITESPACE)),
+        param_close=lines(param_close),
+        call_close=lines(call_close),
+        markers=(opening, param_open),
     )
