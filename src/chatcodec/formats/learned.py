@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 
 from chatcodec.formats.calls import CallSyntax, around, json_list_between, spelled, xml_syntax
 from chatcodec.formats.framing import WHITESPACE
@@ -29,7 +30,7 @@ _CLOSING_TAGS = re.compile(r"</[^<>\s]{1,58}>(?:\s*</[^<>\s]{1,58}>)*")
 _LONGEST_TAG = 60
 
 
-def learned_json_syntax(rendered: str, tool: str, arguments: dict[str, object], footer: str) -> CallSyntax | None:
+def learned_json_syntax(rendered: str, tool: str, arguments: Mapping[str, object], footer: str) -> CallSyntax | None:
     """The syntax of a rendered answer holding one call of ``tool`` with ``arguments`` as a
     JSON object (alone or in a list) after a tag, and before another tag or the turn's
     ``footer``; None where the render is not of that shape."""
@@ -53,7 +54,7 @@ def learned_json_syntax(rendered: str, tool: str, arguments: dict[str, object], 
     return _between(opening, closing, listed) if closing else _after_tag(opening, listed)
 
 
-def _call_json(text: str, tool: str, arguments: dict[str, object]) -> tuple[int, int] | None:
+def _call_json(text: str, tool: str, arguments: Mapping[str, object]) -> tuple[int, int] | None:
     """Where the call's JSON object stands: its name and its arguments (or parameters)."""
     at = text.find("{")
     while at >= 0:
