@@ -28,6 +28,8 @@ _DECODER = json.JSONDecoder()
 # Closing tags one after another, whitespace between them (``</function>\n</tool_call>``).
 _CLOSING_TAGS = re.compile(r"</[^<>\s]{1,58}>(?:\s*</[^<>\s]{1,58}>)*")
 _LONGEST_TAG = 60
+_CLOSER = {"<": ">", "[": "]"}
+_ONE_TAG = re.compile(r"<[^<>\s]{1,58}>|\[[^\[\]\s]{1,58}\]")
 
 
 def learned_json_syntax(rendered: str, tool: str, arguments: Mapping[str, object], footer: str) -> CallSyntax | None:
@@ -175,7 +177,8 @@ def learned_named_syntaxes(rendered: str, tool: str, key: str, value: str, foote
             name_end, param_open = between[:param_at].strip(WHITESPACE), between[param_at:]
             param_name_end = after_name[key_at + len(key) : value_at]
             tail = after_name[value_at + len(value) :].lstrip(WHITESPACE)
-            param_close = _first_tag(tail, turn_end)
+            one_tag = _ONE_TAG.match(tail)
+            param_close = one_tag.group() if one_tag else None
             if param_close and param_name_end.strip(WHITESPACE) and len(param_open) <= _LONGEST_TAG:
                 call_close = _closing_after(tail[len(param_close) :], turn_end)
                 if call_close:
@@ -188,9 +191,10 @@ def _opening_before(text: str) -> str | None:
     ``<longcat_tool_call>``), after any closing tag (a reasoning block's) before them."""
     opening_lines: list[str] = []
     for line in reversed([line.strip(WHITESPACE) for line in text.split("\n") if line.strip(WHITESPACE)]):
-        closed = line.rfind("</")
+        closed = max(line.rfind("</"), line.rfind("[/"))
         if closed >= 0:
-            line = line[line.find(">", closed) + 1 :] if ">" in line[closed:] else ""
+            end = _CLOSER[line[closed]]
+            line = line[line.find(end, closed) + 1 :] if end in line[closed:] else ""
         if not line or line[0].isalnum() or (" " in line and not (line[0] == "<" and line.count(" ") <= 3)):
             break  # (text: a tag's attributes are the only spaces an opening holds)
         opening_lines.insert(0, line)
@@ -206,7 +210,8 @@ def _closing_after(text: str, turn_end: str) -> str:
     text = text.lstrip(WHITESPACE)
     closing = _CLOSING_TAGS.match(text)
     if closing is not None:
-        return closing.group()
+        # (Up to the turn's end, which may be a closing tag too: Laguna's ``</assistant>``.)
+        return closing.group().split(turn_end)[0].rstrip(WHITESPACE) if turn_end else closing.group()
     first = _first_tag(text, turn_end)
     return "" if first is None or (turn_end and first.startswith(turn_end)) else first
 
