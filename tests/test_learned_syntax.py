@@ -68,6 +68,12 @@ SHAPES = {
         "name_then_json",
         '<call name="get_weather">{"city": "Paris"}</call><call name="get_time">{}</call>',
     ),
+    # Mistral's shape, other tokens: each call runs to the next one or the answer's end
+    "name, then the arguments, to the end": (
+        "{% for c in message.tool_calls %}[CALL]{{ c.function.name }}[ARGS]{{ c.function.arguments | tojson }}{% endfor %}",
+        "name_then_json",
+        '[CALL]get_weather[ARGS]{"city": "Paris"}[CALL]get_time[ARGS]{}',
+    ),
 }
 TOOLS = [
     {
@@ -145,6 +151,7 @@ RELEARNED = {
     "OpenBMB-MiniCPM5-1B": "xml_parameters",
     "AI21-Jamba-Large-1.6": "json_list_in_tags",
     "Mistral-7B-Instruct-v0.3-jsonschema": "json_list_after_tag",
+    "Mistral-Devstral-Small-2507-unsloth": "name_then_json",
     "SberDevices-GigaChat3.1-10B-A1.8B": "json_after_tag",
     "vLLM-InternLM2-tool": "json_in_tags",
     "MeetKai-functionary-medium-v3.1": "name_then_json",

@@ -166,7 +166,7 @@ def learned_named_syntaxes(rendered: str, tool: str, key: str, value: str, foote
     if separator_end >= 0 and after_name.startswith(arguments, separator_end):
         separator = after_name[:separator_end].strip(" ")
         closing = _closing_after(after_name[separator_end + len(arguments) :], turn_end)
-        if closing and (separator.strip(WHITESPACE) or "\n" in separator):
+        if separator.strip(WHITESPACE) or "\n" in separator:
             found.append(_name_then_json(opening, separator, closing))
     key_at = after_name.find(key)
     value_at = after_name.find(value, key_at + len(key)) if key_at >= 0 else -1
@@ -218,6 +218,20 @@ def _closing_after(text: str, turn_end: str) -> str:
 
 def _name_then_json(opening: str, separator: str, closing: str) -> CallSyntax:
     separators = around(separator, after="\n") if separator.strip(WHITESPACE) else (separator,)
+    if not closing:
+        # The arguments run to the next call's opening or the answer's end (Mistral's
+        # ``[TOOL_CALLS]NAME[ARGS]{…}``, Functionary v3.2's ``>>>NAME\n{…}``).
+        return CallSyntax(
+            name="name_then_json",
+            piece="name_json_to_end",
+            reader="name_then_arguments",
+            description=f"{opening}NAME{separator}{{…}} (learned from the template)".replace("\n", "\\n"),
+            call_open=frozenset({"CALL_BEGIN"}),
+            call_close=frozenset({"CALL_BEGIN"}),
+            closes_at_end=True,
+            spellings=spelled(("CALL_BEGIN", around(opening, before="\n")), ("CALL_SEP", separators)),
+            markers=(opening,),
+        )
     return CallSyntax(
         name="name_then_json",
         piece="name_arguments_plain",
