@@ -68,6 +68,15 @@ SHAPES = {
         "name_then_json",
         '<call name="get_weather">{"city": "Paris"}</call><call name="get_time">{}</call>',
     ),
+    # MiniMax's shape, the tags Claude-style fine-tunes write: the calls in a section
+    "invokes in a section": (
+        "<function_calls>{% for c in message.tool_calls %}{{ NL }}<invoke name=\"{{ c.function.name }}\">"
+        "{% for k, v in c.function.arguments | items %}{{ NL }}<parameter name=\"{{ k }}\">{{ v }}</parameter>{% endfor %}"
+        "{{ NL }}</invoke>{% endfor %}{{ NL }}</function_calls>",
+        "xml_parameters_section",
+        '<function_calls>\n<invoke name="get_weather">\n<parameter name="city">Paris</parameter>\n</invoke>'
+        '\n<invoke name="get_time">\n</invoke>\n</function_calls>',
+    ),
     # Mistral's shape, other tokens: each call runs to the next one or the answer's end
     "name, then the arguments, to the end": (
         "{% for c in message.tool_calls %}[CALL]{{ c.function.name }}[ARGS]{{ c.function.arguments | tojson }}{% endfor %}",
@@ -152,6 +161,7 @@ RELEARNED = {
     "AI21-Jamba-Large-1.6": "json_list_in_tags",
     "Mistral-7B-Instruct-v0.3-jsonschema": "json_list_after_tag",
     "Mistral-Devstral-Small-2507-unsloth": "name_then_json",
+    "MiniMax-M2": "xml_parameters_section",
     "SberDevices-GigaChat3.1-10B-A1.8B": "json_after_tag",
     "vLLM-InternLM2-tool": "json_in_tags",
     "MeetKai-functionary-medium-v3.1": "name_then_json",

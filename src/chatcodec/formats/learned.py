@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from collections.abc import Mapping
 
 from chatcodec.formats.calls import CallSyntax, around, json_list_between, spelled, xml_syntax
@@ -148,10 +149,13 @@ def _after_tag(opening: str, listed: bool) -> CallSyntax:
     )
 
 
-def learned_named_syntaxes(rendered: str, tool: str, key: str, value: str, footer: str) -> list[CallSyntax]:
+def learned_named_syntaxes(
+    rendered: str, tool: str, key: str, value: str, footer: str, *, two: str | None = None, second: str = ""
+) -> list[CallSyntax]:
     """Syntaxes that write the call's name in the open, then either the arguments' JSON object
     or each parameter in tags: those the render of one call (``tool`` with ``key`` set to the
-    string ``value``) may be written in, to be tried in order."""
+    string ``value``) may be written in, to be tried in order. ``two``, a render of that call
+    and a call of ``second`` after it, tells a section around the calls from each call's tags."""
     name_at = rendered.find(tool)
     if name_at < 0:
         return []
@@ -182,8 +186,44 @@ def learned_named_syntaxes(rendered: str, tool: str, key: str, value: str, foote
             if param_close and param_name_end.strip(WHITESPACE) and len(param_open) <= _LONGEST_TAG:
                 call_close = _closing_after(tail[len(param_close) :], turn_end)
                 if call_close:
-                    found.append(_parameters(opening, name_end, param_open, param_name_end, param_close, call_close))
+                    parts = (name_end, param_open, param_name_end, param_close)
+                    split = _section(opening, call_close, two, tool, value, param_close, second)
+                    if split is not None and name_end:
+                        found.append(_parameters(split[0], *parts, split[1], section=split[2]))
+                    found.append(_parameters(opening, *parts, call_close))
     return found
+
+
+def _tokens(text: str) -> list[str]:
+    """The tags of an opening or closing, in order (``<function_calls>\n<invoke name="`` is
+    two), the whitespace between them left out."""
+    return [token.strip(WHITESPACE) for token in re.split(r"(?=[<\[])", text) if token.strip(WHITESPACE)]
+
+
+def _section(
+    opening: str, closing: str, two: str | None, tool: str, value: str, param_close: str, second: str
+) -> tuple[str, str, tuple[str, str]] | None:
+    """Where the calls of a turn stand in a section (``<function_calls>`` around the
+    ``<invoke>`` of each): the call's own opening and closing, and the section's, read off a
+    render of two calls (what stands between them is a call's closing and the next one's
+    opening, without the section's tags)."""
+    if two is None or not second:
+        return None
+    first_end = two.find(param_close, two.find(value, two.find(tool))) if tool in two else -1
+    second_at = two.find(second, first_end) if first_end >= 0 else -1
+    if second_at < 0:
+        return None
+    between = _tokens(two[first_end + len(param_close) : second_at])
+    opens, closes = _tokens(opening), _tokens(closing)
+    shared = 0
+    while shared < min(len(opens), len(between)) and opens[-1 - shared] == between[-1 - shared]:
+        shared += 1
+    call_open, section_open = opens[len(opens) - shared :], opens[: len(opens) - shared]
+    call_close = between[: len(between) - shared]
+    if not (shared and section_open and call_close) or closes[: len(call_close)] != call_close or len(closes) == len(call_close):
+        return None
+    section_close = closes[len(call_close) :]
+    return "\n".join(call_open), "\n".join(call_close), ("\n".join(section_open), "\n".join(section_close))
 
 
 def _opening_before(text: str) -> str | None:
@@ -249,16 +289,38 @@ def _name_then_json(opening: str, separator: str, closing: str) -> CallSyntax:
 
 
 def _parameters(
-    opening: str, name_end: str, param_open: str, param_name_end: str, param_close: str, call_close: str
+    opening: str,
+    name_end: str,
+    param_open: str,
+    param_name_end: str,
+    param_close: str,
+    call_close: str,
+    *,
+    section: tuple[str, str] | None = None,
 ) -> CallSyntax:
     def lines(text: str) -> tuple[str, ...]:
         return around(text, before="\n", after="\n")
 
+    written = f"{opening}NAME{name_end}{param_open}KEY{param_name_end}VALUE{param_close}{call_close}"
+    if section is not None:
+        written = f"{section[0]}{written}…{section[1]}"
+        syntax = xml_syntax(
+            "xml_parameters_section",
+            f"{written} (learned from the template)".replace("\n", "\\n"),
+            calls_begin=lines(section[0]),
+            calls_end=lines(section[1]),
+            call_open=around(opening, before="\n"),
+            name_end=lines(name_end),
+            param_open=lines(param_open),
+            param_name_end=lines(param_name_end.strip(WHITESPACE)),
+            param_close=lines(param_close),
+            call_close=lines(call_close),
+            markers=(opening, param_open),
+        )
+        return replace(syntax, in_section=True)
     return xml_syntax(
         "xml_parameters",
-        f"{opening}NAME{name_end}{param_open}KEY{param_name_end}VALUE{param_close}{call_close} (learned from the template)".replace(
-            "\n", "\\n"
-        ),
+        f"{written} (learned from the template)".replace("\n", "\\n"),
         call_open=around(opening, before="\n"),
         name_end=lines(name_end) if name_end else (),
         param_open=lines(param_open),
