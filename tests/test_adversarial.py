@@ -410,6 +410,35 @@ def test_hundred_thousand_nested_brackets(family: str, opener: str, closer: str,
     assert call.function.parsed_arguments == end.parsed  # (None here: it never raises)
 
 
+def _at_stack_depth(frames: int, run: Callable[[], object]) -> object:
+    return run() if frames == 0 else _at_stack_depth(frames - 1, run)
+
+
+# A value nested just short of the recursion limit is decoded, then written as JSON a few frames
+# further down the stack, where the limit is reached (found by the fuzz harness: an LFM2 call's
+# object 968 levels deep, read from a worker process's deeper stack). Whatever the depth of the
+# caller's stack, reading it raises nothing.
+@pytest.mark.parametrize(
+    ("name", "call"),
+    [
+        ("LiquidAI-LFM2.5-8B-A1B", "<|tool_call_start|>{VALUE}"),
+        ("LiquidAI-LFM2.5-8B-A1B", "<|tool_call_start|>[f(a={VALUE})]<|tool_call_end|>"),
+        ("Qwen-Qwen3-Coder", "<tool_call>\n<function=f>\n<parameter=a>\n{VALUE}\n</parameter>\n</function>\n</tool_call>"),
+        ("ZhipuAI-GLM-4.6", "<tool_call>f\n<arg_key>a</arg_key>\n<arg_value>{VALUE}</arg_value>\n</tool_call>"),
+    ],
+    ids=["lfm2-object", "lfm2-python", "qwen3-coder", "glm"],
+)
+def test_a_value_nested_near_the_recursion_limit(name: str, call: str) -> None:
+    path = template(name)
+    codec = chatcodec.load(path, special_tokens=special_tokens(path))
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {"a": {"type": "object"}}}}}]
+    for depth in (940, 955, 968, 980, 990):
+        text = call.replace("{VALUE}", '{"a": ' * depth + "1" + "}" * depth)
+        for frames in range(0, 40):
+            result = _at_stack_depth(frames, lambda: codec.parse_detailed(text, tools=tools, reasoning=False))
+            assert isinstance(result, ParseResult) and result.reassemble() == text
+
+
 @pytest.mark.parametrize("sizes", [None, (1, 4, 16, 64)], ids=["whole", "deltas"])
 @pytest.mark.parametrize("family", ["qwen3", "llama3_hermes", "deepseek"])
 @pytest.mark.parametrize("digits", [5000, 4300])

@@ -42,10 +42,11 @@ def loads_json(text: str) -> object:
 
 def dumps_finite(value: object) -> str | None:
     """``value`` as JSON text; None where it holds a number JSON cannot write (an infinite
-    float, from a number too large such as ``1e999``, or NaN)."""
+    float, from a number too large such as ``1e999``, or NaN), or is nested too deep to write
+    from here (a value decoded higher up the stack, a few levels short of the limit)."""
     try:
         return json.dumps(value, ensure_ascii=False, allow_nan=False)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
 _WS = re.compile(r"[ \t\n\r]*")
 _STRUCTURE = re.compile(r'["{}\[\]]')

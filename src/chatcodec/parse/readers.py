@@ -664,7 +664,7 @@ def _python_literal(text: str) -> Any:
         return None
     try:
         json.dumps(value, allow_nan=False)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
         return None
     return value
 
@@ -1325,12 +1325,21 @@ def _cut_call(text: str) -> tuple[str, dict[str, Any]] | None:
     return None
 
 
+def _as_text(value: Any) -> str:
+    """A literal's value written as JSON text, for a string parameter; "" where it is nested
+    too deep to write from here (its reader wrote it from a frame a few levels lower)."""
+    try:
+        return json.dumps(value)
+    except RecursionError:
+        return ""
+
+
 def convert_value_literal(value: Any, schema: dict[str, Any] | None) -> Any:
     """A Python literal's value, as the tool's schema wants it: a string parameter stays a
     string, and a quoted number or boolean (``hours="2"``) becomes one where the schema says so."""
     types = _types(schema)
     if types == {"string"} and not isinstance(value, str):
-        return json.dumps(value) if not isinstance(value, (int, float)) else str(value)
+        return _as_text(value) if not isinstance(value, (int, float)) else str(value)
     if isinstance(value, str) and types and "string" not in types:
         return convert_value(value, schema)
     return value
@@ -1663,8 +1672,8 @@ def _call_of(node: ast.expr) -> tuple[str, dict[str, Any]] | None:
             arguments[keyword.arg.removeprefix(_KEYWORD_PREFIX)] = value
     try:
         json.dumps(arguments, allow_nan=False)
-    except (TypeError, ValueError):
-        return None  # bytes, sets of odd things, infinity: not JSON
+    except (TypeError, ValueError, RecursionError):
+        return None  # bytes, sets of odd things, infinity, nesting past the limit: not JSON
     return name, arguments
 
 
