@@ -291,3 +291,19 @@ def test_reasoning_true_starts_a_parser_inside_reasoning() -> None:
         assert parser.state == "reasoning"
         parser.feed("so")
         assert parser.state == "reasoning"
+
+
+def test_a_state_read_in_another_format_is_not_taken() -> None:
+    """States are remembered by the format's id, which Python gives to a new object once the
+    format is freed (a server that loads template after template): a state remembered for a
+    freed format must not be taken for the one that now has its id."""
+    from chatcodec.parse import prompt as prompt_module
+
+    qwen3 = chatcodec.load("qwen3").format
+    deepseek = chatcodec.load("deepseek").format
+    prompt_module._CACHE.clear()
+    expected = prompt_module.prefill_state(deepseek, "<think>\n")
+    # As if the DeepSeek format had the id of a freed format whose state for this text is another.
+    prompt_module._CACHE[(id(deepseek), "<think>\n")] = (qwen3, prompt_module.PromptState("<think>\n", "tool_call", "f"))
+    assert prompt_module.prefill_state(deepseek, "<think>\n") == expected
+    assert expected.state == "reasoning"

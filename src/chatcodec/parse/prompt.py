@@ -17,7 +17,9 @@ from chatcodec.formats.base import Format
 from chatcodec.parse.assistant import AssistantAssembler, ReaderState
 from chatcodec.parse.engine import STRAY, Engine
 
-_CACHE: OrderedDict[tuple[int, str], PromptState] = OrderedDict()
+# (The format is kept beside its state: an id is reused once its format is freed, and a state
+# read in another format must not be taken for this one's.)
+_CACHE: OrderedDict[tuple[int, str], tuple[Format, PromptState]] = OrderedDict()
 _CACHE_SIZE = 4096
 
 
@@ -72,15 +74,15 @@ def prefill_state(found: Format, prefill: str) -> PromptState:
     """The state the text after an assistant header leaves, read as a prompt's is: to its end
     (a ``<think>`` it ends with is the opening tag, whatever the completion writes next)."""
     key = (id(found), prefill)
-    state = _CACHE.get(key)
-    if state is None:
+    known = _CACHE.get(key)
+    if known is None or known[0] is not found:
         state = _read_prefill(found, prefill)
-        _CACHE[key] = state
+        _CACHE[key] = (found, state)
         if len(_CACHE) > _CACHE_SIZE:
             _CACHE.popitem(last=False)
-    else:
-        _CACHE.move_to_end(key)
-    return state
+        return state
+    _CACHE.move_to_end(key)
+    return known[1]
 
 
 _HEADERS: dict[int, tuple[Format, list[str]]] = {}
