@@ -307,3 +307,25 @@ def test_a_state_read_in_another_format_is_not_taken() -> None:
     prompt_module._CACHE[(id(deepseek), "<think>\n")] = (qwen3, prompt_module.PromptState("<think>\n", "tool_call", "f"))
     assert prompt_module.prefill_state(deepseek, "<think>\n") == expected
     assert expected.state == "reasoning"
+
+
+def test_a_format_keeps_its_grammar_when_the_shared_cache_lets_it_go() -> None:
+    """Compiled grammars are shared through a bounded cache, and Lark numbers a grammar's states
+    differently each time it compiles it. A format keeps the grammar it was read with: what its
+    parsers remember (the parser stack a prefill leaves, here) holds that compilation's states."""
+    from chatcodec.parse import grammar as grammar_module
+
+    codec = chatcodec.load("deepseek")
+    completion = '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city": "Paris"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>'
+
+    def streamed() -> list[tuple[str, str]]:
+        parser = codec.stream(prefill="<think></think>")
+        for char in completion:
+            parser.feed(char)
+        parser.close()
+        assert parser.result().finish_reason == "tool_calls"
+        return [(call.function.name, call.function.arguments) for call in parser.message.tool_calls or []]
+
+    assert streamed() == [("get_weather", '{"city": "Paris"}')]  # (the state it leaves is remembered)
+    grammar_module._COMPILED.clear()  # as if 256 other grammars had been compiled since
+    assert streamed() == [("get_weather", '{"city": "Paris"}')]

@@ -224,8 +224,11 @@ class Format:
             return None  # a header of whitespace is the answer's own leading whitespace
         return self._assistant_header
 
-    @property
+    @cached_property
     def grammar(self) -> FamilyGrammar:
+        # Kept by the format: what its parsers remember (a prefill's parser stack, a whole-text
+        # reader's moves) holds the state numbers of this compilation, and a grammar compiled
+        # again, once the shared cache has let it go, may number its states otherwise.
         return compile_grammar(self.name, self.grammar_text)
 
     def __repr__(self) -> str:
