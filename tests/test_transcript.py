@@ -440,6 +440,22 @@ def test_tools_before_the_last_user_turn_are_read(template: str) -> None:
     assert names == ["get_weather", "search"]
 
 
+def _two_calls_answered(ids: tuple[str, str], news: str) -> list[dict[str, Any]]:
+    """A user's question, two calls with these ids, their results (the second ``news``), and
+    the answer."""
+    calls = [
+        {"id": ids[0], "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}},
+        {"id": ids[1], "type": "function", "function": {"name": "search", "arguments": "{}"}},
+    ]
+    return [
+        {"role": "user", "content": "Weather, and news?"},
+        {"role": "assistant", "content": "", "tool_calls": calls},
+        {"role": "tool", "tool_call_id": ids[0], "content": "18 C"},
+        {"role": "tool", "tool_call_id": ids[1], "content": news},
+        {"role": "assistant", "content": "18 C, no news."},
+    ]
+
+
 # Llama 3.3 Nemotron Super writes ", " between tool definitions and between the results of one
 # tool turn: inside the definitions' block it separates definitions, and a system turn before
 # them stays one turn.
@@ -449,18 +465,7 @@ def test_a_separator_shared_by_definitions_and_results(system: bool) -> None:
 
     path = CORPUS / "NVIDIA-Llama-3.3-Nemotron-Super-49B-v1.5.jinja"
     codec = chatcodec.load(path, special_tokens=special_tokens(path))
-    calls = [
-        {"id": "a", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}},
-        {"id": "b", "type": "function", "function": {"name": "search", "arguments": "{}"}},
-    ]
-    messages: list[dict[str, Any]] = [{"role": "system", "content": "Be brief."}] if system else []
-    messages += [
-        {"role": "user", "content": "Weather, and news?"},
-        {"role": "assistant", "content": "", "tool_calls": calls},
-        {"role": "tool", "tool_call_id": "a", "content": "18 C"},
-        {"role": "tool", "tool_call_id": "b", "content": "none"},
-        {"role": "assistant", "content": "18 C, no news."},
-    ]
+    messages = ([{"role": "system", "content": "Be brief."}] if system else []) + _two_calls_answered(("a", "b"), "none")
     text = codec.render(messages, tools=TOOLS)
     assert '{"type": "string"}}}}, {"name": "search"' in text and "<TOOL_RESPONSE>[18 C, none]" in text
     transcript = codec.parse_transcript(text)
@@ -484,17 +489,7 @@ def test_a_call_id_after_a_tool_result_is_read() -> None:
 
     path = CORPUS / "Mistral-Nemo-Instruct-2407.jinja"
     codec = chatcodec.load(path, special_tokens=special_tokens(path))
-    calls = [
-        {"id": "Ab3dE6gH9", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}},
-        {"id": "zz8yy7xx6", "type": "function", "function": {"name": "search", "arguments": "{}"}},
-    ]
-    messages: list[dict[str, Any]] = [
-        {"role": "user", "content": "Weather, and news?"},
-        {"role": "assistant", "content": "", "tool_calls": calls},
-        {"role": "tool", "tool_call_id": "Ab3dE6gH9", "content": "18 C"},
-        {"role": "tool", "tool_call_id": "zz8yy7xx6", "content": '{"news": []}'},
-        {"role": "assistant", "content": "18 C, no news."},
-    ]
+    messages = _two_calls_answered(("Ab3dE6gH9", "zz8yy7xx6"), '{"news": []}')
     text = codec.render(messages, tools=TOOLS)
     assert '[TOOL_RESULTS]{"content": 18 C, "call_id": "Ab3dE6gH9"}[/TOOL_RESULTS]' in text
     transcript = codec.parse_transcript(text)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import replace
+from functools import partial
 from collections.abc import Mapping
 
 from chatcodec.formats.calls import CallSyntax, around, json_list_between, spelled, xml_syntax
@@ -258,34 +259,21 @@ def _closing_after(text: str, turn_end: str) -> str:
 
 def _name_then_json(opening: str, separator: str, closing: str) -> CallSyntax:
     separators = around(separator, after="\n") if separator.strip(WHITESPACE) else (separator,)
-    if not closing:
-        # The arguments run to the next call's opening or the answer's end (Mistral's
-        # ``[TOOL_CALLS]NAME[ARGS]{…}``, Functionary v3.2's ``>>>NAME\n{…}``).
-        return CallSyntax(
-            name="name_then_json",
-            piece="name_json_to_end",
-            reader="name_then_arguments",
-            description=f"{opening}NAME{separator}{{…}} (learned from the template)".replace("\n", "\\n"),
-            call_open=frozenset({"CALL_BEGIN"}),
-            call_close=frozenset({"CALL_BEGIN"}),
-            closes_at_end=True,
-            spellings=spelled(("CALL_BEGIN", around(opening, before="\n")), ("CALL_SEP", separators)),
-            markers=(opening,),
-        )
-    return CallSyntax(
+    spellings = (("CALL_BEGIN", around(opening, before="\n")), ("CALL_SEP", separators))
+    syntax = partial(
+        CallSyntax,
         name="name_then_json",
-        piece="name_arguments_plain",
         reader="name_then_arguments",
         description=f"{opening}NAME{separator}{{…}}{closing} (learned from the template)".replace("\n", "\\n"),
         call_open=frozenset({"CALL_BEGIN"}),
-        call_close=frozenset({"CALL_END"}),
-        spellings=spelled(
-            ("CALL_BEGIN", around(opening, before="\n")),
-            ("CALL_SEP", separators),
-            ("CALL_END", around(closing, before="\n", after="\n")),
-        ),
         markers=(opening,),
     )
+    if closing:
+        closings = ("CALL_END", around(closing, before="\n", after="\n"))
+        return syntax(piece="name_arguments_plain", call_close=frozenset({"CALL_END"}), spellings=spelled(*spellings, closings))
+    # The arguments run to the next call's opening or the answer's end (Mistral's
+    # ``[TOOL_CALLS]NAME[ARGS]{…}``, Functionary v3.2's ``>>>NAME\n{…}``).
+    return syntax(piece="name_json_to_end", call_close=frozenset({"CALL_BEGIN"}), closes_at_end=True, spellings=spelled(*spellings))
 
 
 def _parameters(
