@@ -2,8 +2,9 @@
 
     python fuzz/run.py [--seed N] [--per-format N] [--format NAME ...] [--all-templates] [--max-size N] [--jobs N]
 
-For each format (the bundled ones, one real template per call syntax, and templates whose
-reasoning is written in ways of their own; with ``--all-templates``, every template in
+For each format (the bundled ones, one real template per call syntax, templates whose
+reasoning is written in ways of their own, and templates of our own whose call syntax chatcodec
+learns, ``tests/learned_shapes.py``; with ``--all-templates``, every template in
 tests/templates that chatcodec frames, named by file stem) it generates inputs from a seed and
 checks, on every input, the promises a parser of model output makes:
 
@@ -47,6 +48,7 @@ except ImportError:  # running from a checkout without installing
     import chatcodec
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from learned_shapes import learned_codec  # noqa: E402 - templates whose call syntax is learned
 from template_corpus import HY3_BARE_SUFFIX, special_tokens  # noqa: E402 - the model's bos/eos tokens
 
 from chatcodec.adapters.openai import ChunkAdapter
@@ -56,6 +58,14 @@ from chatcodec.parse.json_scan import loads_json
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATES = ROOT / "tests" / "templates"
+
+
+@dataclass(frozen=True)
+class Learned:
+    """A template of our own whose calls are in a shape with tags no known syntax spells
+    (``tests/learned_shapes.py``): the syntax chatcodec learns from it."""
+
+    shape: str
 
 
 @dataclass(frozen=True)
@@ -69,7 +79,7 @@ class Variant:
 
 
 # The bundled formats, and one real template per call syntax (the README's table).
-FORMATS: dict[str, str | Variant] = {
+FORMATS: dict[str, str | Variant | Learned] = {
     "qwen3": "qwen3",
     "deepseek": "deepseek",
     "llama3_hermes": "llama3_hermes",
@@ -138,6 +148,17 @@ FORMATS: dict[str, str | Variant] = {
     "gemma4_interleaved": "Google-gemma-4-31B-it-interleaved",
     # MiniMax-M1's template never writes the <think> blocks the model does.
     "minimax_m1_think": Variant("MiniMax-M1", reasoning_tags=("<think>", "</think>")),
+    # Call syntaxes learned from a template (the shapes of LongCat, Qwen3-Coder, GLM, MiniMax,
+    # Functionary and Mistral, in tags of their own).
+    "learned_json_in_tags": Learned("object between tags"),
+    "learned_json_list_in_tags": Learned("list between tags"),
+    "learned_json_after_tag": Learned("objects after a tag"),
+    "learned_json_list_after_tag": Learned("list after a tag"),
+    "learned_key_value_tags": Learned("parameters in key and value tags"),
+    "learned_parameter_tags": Learned("function and parameter tags"),
+    "learned_name_then_json": Learned("name, then the arguments, in tags"),
+    "learned_name_then_json_to_end": Learned("name, then the arguments, to the end"),
+    "learned_invoke_section": Learned("invokes in a section"),
 }
 TOOLS: list[dict[str, Any]] = [
     {"type": "function", "function": {"name": "get_weather", "description": "The weather in a city.", "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}}}},
@@ -157,6 +178,8 @@ PIECES = [
 def load(name: str) -> chatcodec.Codec:
     """The codec of a format of FORMATS, or of a template in tests/templates by its file stem."""
     spec = FORMATS.get(name, name)
+    if isinstance(spec, Learned):
+        return learned_codec(spec.shape)
     variant = spec if isinstance(spec, Variant) else Variant(spec)
     path = TEMPLATES / f"{variant.template}.jinja"
     if not path.exists():
