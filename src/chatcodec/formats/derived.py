@@ -397,8 +397,8 @@ def find_call_syntax(
         # No known syntax reads the calls: one learned from how the template writes them.
         footer = framing.footers.get("assistant", "")
         json_syntax = learned_json_syntax(one, PROBE_TOOL, expected_one[0][1], footer)
-        named = learned_named_syntaxes(one, PROBE_TOOL, "cc_arg", "v1", footer, two=both, second=SECOND_TOOL)
-        for learned in [*([json_syntax] if json_syntax else []), *named]:
+        tagged = learned_named_syntaxes(one, PROBE_TOOL, "cc_arg", "v1", footer, two=both, second=SECOND_TOOL)
+        for learned in [*([json_syntax] if json_syntax else []), *tagged]:
             if _reads_back(name, framing, reasoning, learned, one, expected_one) and (
                 both is None or _reads_back(name, framing, reasoning, learned, both, expected_both)
             ):
