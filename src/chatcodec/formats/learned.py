@@ -165,34 +165,47 @@ def learned_named_syntaxes(
         return []
     after_name = rendered[name_at + len(tool) :]
     turn_end = footer.strip(WHITESPACE)
-    found: list[CallSyntax] = []
-    arguments = json.dumps({key: value})
+    found = [_json_after_name(opening, after_name, json.dumps({key: value}), turn_end)]
+    found += _parameter_tags(opening, after_name, key, value, turn_end, (two, tool, second))
+    return [syntax for syntax in found if syntax is not None]
+
+
+def _json_after_name(opening: str, after_name: str, arguments: str, turn_end: str) -> CallSyntax | None:
+    """The name, a separator, then the arguments' JSON object (``arguments`` as written)."""
     separator_end = after_name.find("{")
-    if separator_end >= 0 and after_name.startswith(arguments, separator_end):
-        separator = after_name[:separator_end].strip(" ")
-        closing = _closing_after(after_name[separator_end + len(arguments) :], turn_end)
-        if separator.strip(WHITESPACE) or "\n" in separator:
-            found.append(_name_then_json(opening, separator, closing))
+    if separator_end < 0 or not after_name.startswith(arguments, separator_end):
+        return None
+    separator = after_name[:separator_end].strip(" ")
+    if not (separator.strip(WHITESPACE) or "\n" in separator):
+        return None
+    return _name_then_json(opening, separator, _closing_after(after_name[separator_end + len(arguments) :], turn_end))
+
+
+def _parameter_tags(
+    opening: str, after_name: str, key: str, value: str, turn_end: str, two_calls: tuple[str | None, str, str]
+) -> list[CallSyntax]:
+    """The name's end, then the parameter in tags (``<parameter=KEY>VALUE</parameter>``), and
+    the call's closing; in a section of its own too, where a render of two calls shows one."""
     key_at = after_name.find(key)
     value_at = after_name.find(value, key_at + len(key)) if key_at >= 0 else -1
-    if value_at >= 0:
-        between = after_name[:key_at]
-        param_at = between.rfind("<")
-        if param_at >= 0:
-            name_end, param_open = between[:param_at].strip(WHITESPACE), between[param_at:]
-            param_name_end = after_name[key_at + len(key) : value_at]
-            tail = after_name[value_at + len(value) :].lstrip(WHITESPACE)
-            one_tag = _ONE_TAG.match(tail)
-            param_close = one_tag.group() if one_tag else None
-            if param_close and param_name_end.strip(WHITESPACE) and len(param_open) <= _LONGEST_TAG:
-                call_close = _closing_after(tail[len(param_close) :], turn_end)
-                if call_close:
-                    parts = (name_end, param_open, param_name_end, param_close)
-                    split = _section(opening, call_close, two, tool, value, param_close, second)
-                    if split is not None and name_end:
-                        found.append(_parameters(split[0], *parts, split[1], section=split[2]))
-                    found.append(_parameters(opening, *parts, call_close))
-    return found
+    param_at = after_name.rfind("<", 0, key_at) if value_at >= 0 else -1
+    if param_at < 0:
+        return []
+    name_end, param_open = after_name[:param_at].strip(WHITESPACE), after_name[param_at:key_at]
+    param_name_end = after_name[key_at + len(key) : value_at]
+    tail = after_name[value_at + len(value) :].lstrip(WHITESPACE)
+    one_tag = _ONE_TAG.match(tail)
+    if one_tag is None or not param_name_end.strip(WHITESPACE) or len(param_open) > _LONGEST_TAG:
+        return []
+    param_close = one_tag.group()
+    call_close = _closing_after(tail[len(param_close) :], turn_end)
+    if not call_close:
+        return []
+    parts = (name_end, param_open, param_name_end, param_close)
+    two, tool, second = two_calls
+    split = _section(opening, call_close, two, tool, value, param_close, second)
+    sectioned = [_parameters(split[0], *parts, split[1], section=split[2])] if split is not None and name_end else []
+    return [*sectioned, _parameters(opening, *parts, call_close)]
 
 
 def _tokens(text: str) -> list[str]:
