@@ -25,17 +25,13 @@ TOOLS = [
 EXPECTED = [("get_weather", {"city": "Paris"}), ("get_time", {})]
 
 
-def _codec(shape: str) -> chatcodec.Codec:
-    return learned_codec(shape)
-
-
 def _calls(message: chatcodec.Message) -> list[tuple[str, Any]]:
     return [(call.function.name, json.loads(call.function.arguments)) for call in message.tool_calls or []]
 
 
 @pytest.mark.parametrize("shape", SHAPES)
 def test_the_learned_syntax_reads_what_the_model_writes(shape: str) -> None:
-    codec = _codec(shape)
+    codec = learned_codec(shape)
     assert codec.describe()["calls"]["syntax"] == SHAPES[shape][1]
     answer = "Let me check." + ("\n" if shape == "object between tags" else "") + SHAPES[shape][2]
     result = codec.parse_detailed(answer + "<|im_end|>", tools=TOOLS)
@@ -51,7 +47,7 @@ def test_the_learned_syntax_reads_what_the_model_writes(shape: str) -> None:
 
 @pytest.mark.parametrize("shape", SHAPES)
 def test_a_learned_syntax_round_trips_the_template_s_conversation(shape: str) -> None:
-    codec = _codec(shape)
+    codec = learned_codec(shape)
     calls = [
         {"id": "a", "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
         for name, arguments in EXPECTED
@@ -65,7 +61,7 @@ def test_a_learned_syntax_round_trips_the_template_s_conversation(shape: str) ->
 
 
 def test_a_call_cut_short_in_learned_tags_is_cut_short() -> None:
-    result = _codec("object between tags").parse_detailed('<longcat_tool_call>\n{"name": "get_weather", "argu', tools=TOOLS)
+    result = learned_codec("object between tags").parse_detailed('<longcat_tool_call>\n{"name": "get_weather", "argu', tools=TOOLS)
     assert result.finish_reason == "length" and [d.kind for d in result.diagnostics] == ["unclosed_tool_call"]
     assert result.reassemble() == '<longcat_tool_call>\n{"name": "get_weather", "argu'
 
