@@ -703,3 +703,63 @@ def test_corpus_openai_shape(
             **CORPUS_VARIABLES,
         ),
     )
+
+
+# -- reasoning given to a template that reads it only as a content part ----------------------------
+
+MINISTRAL_REASONING = REPO / "tests" / "templates" / "Mistral-Ministral-3-14B-Reasoning-2512.jinja"
+
+
+def test_reasoning_reaches_a_template_that_reads_it_as_a_content_part(reference: Any) -> None:
+    # Ministral 3 Reasoning writes [THINK]…[/THINK] only for a {"type": "thinking"} part of
+    # the content; given reasoning_content, transformers' render leaves the reasoning out.
+    # chatcodec gives it the part, as it gives each template the argument form it reads.
+    tokens = special_tokens(MINISTRAL_REASONING)
+    source = MINISTRAL_REASONING.read_text(encoding="utf-8")
+    with_field = [user("2+2?"), assistant("4.", reasoning_content="Add them."), user("And 3+3?")]
+    as_parts = copy.deepcopy(with_field)
+    as_parts[1] = {
+        "role": "assistant",
+        "content": [{"type": "thinking", "thinking": "Add them."}, {"type": "text", "text": "4."}],
+    }
+    expected = reference(source, as_parts, None, False, tokens)
+    assert "[THINK]Add them.[/THINK]4.</s>" in expected
+    assert "Add them." not in reference(source, with_field, None, False, tokens)
+    codec = chatcodec.load(MINISTRAL_REASONING, special_tokens=tokens)
+    assert codec.render(with_field) == expected
+    assert codec.render(as_parts) == expected  # (given as a part already: as it stands)
+
+
+def test_a_parsed_reasoning_only_message_renders_through_such_a_template() -> None:
+    # Output cut short inside the reasoning parses to reasoning and no answer; the template
+    # raises for an assistant message with no content, and the part is content.
+    codec = chatcodec.load(MINISTRAL_REASONING, special_tokens=special_tokens(MINISTRAL_REASONING))
+    prompt = codec.render([user("hi")], add_generation_prompt=True)
+    message = codec.parse("[THINK]Let me see", prompt=prompt)
+    assert (message.content or "", message.reasoning_content) == ("", "Let me see")
+    assert codec.render([user("hi"), message.to_openai()]).endswith("[INST]hi[/INST][THINK]Let me see[/THINK]</s>")
+
+
+def test_a_conversation_with_reasoning_round_trips_through_such_a_template() -> None:
+    codec = chatcodec.load(MINISTRAL_REASONING, special_tokens=special_tokens(MINISTRAL_REASONING))
+    conversation = [
+        user("2+2?"),
+        {"role": "assistant", "content": [{"type": "thinking", "thinking": "Add them."}, {"type": "text", "text": "4."}]},
+        user("And 3+3?"),
+        assistant("6.", reasoning_content="Add again."),
+    ]
+    report = codec.roundtrip(conversation)
+    assert report.losses == []
+    assert report.rerendered == report.text
+    assert codec.describe()["capabilities"]["reasoning_kept"] == "every turn"
+
+
+@pytest.mark.parametrize(
+    "name", ["Mistral-Devstral-Small-2507-unsloth", "Cohere-North-Mini-Code-Cohere2MoE", "Qwen-Qwen3.5-4B"]
+)
+def test_templates_that_read_a_reasoning_field_get_it_as_a_field(name: str) -> None:
+    from chatcodec.render.jinja import reasoning_in_parts
+
+    path = REPO / "tests" / "templates" / f"{name}.jinja"
+    assert not reasoning_in_parts(path.read_text(encoding="utf-8"))
+    assert reasoning_in_parts(MINISTRAL_REASONING.read_text(encoding="utf-8"))

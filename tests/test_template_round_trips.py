@@ -28,7 +28,7 @@ import run as fuzz_run  # noqa: E402 - the fuzz harness's templates and tools
 # out, each for a reason of its template: Llama 3.1/4 JSON, Muse and the pythonic ones drop or
 # move the content beside calls; Cohere writes the next turn's header after a call; Gemma 4
 # writes calls in a notation of its own; DeepSeek R1/V3.2 drop the prompt's think opener.
-FORMATS = ("olmo3", "mistral", "mistral_list", "qwen3_coder", "glm", "kimi", "minimax", "seed", "tool_calls_list", "harmony", "internlm2")
+FORMATS = ("olmo3", "mistral", "magistral", "mistral_list", "qwen3_coder", "glm", "kimi", "minimax", "seed", "tool_calls_list", "harmony", "internlm2")
 # The ids the template writes a call with, where it writes any (Kimi's name the function).
 IDS = {
     "kimi": lambda name, index: f"functions.{name}:{index}",

@@ -31,7 +31,7 @@ from chatcodec.messages import (
     tool_dicts,
     tool_names_and_schemas,
 )
-from chatcodec.render.jinja import check_syntax, clock, render_source, template_needs
+from chatcodec.render.jinja import check_syntax, clock, reasoning_as_part, reasoning_in_parts, render_source, template_needs
 from chatcodec.check.roundtrip import Loss, RoundTripReport, compare, text_loss
 from chatcodec.check.special_tokens import (
     OnSpecialTokens,
@@ -258,10 +258,13 @@ class Codec:
         needs = self._needs if source is None else template_needs(source)
         form = {"dict": "dict", "string": "string", "either": "as_given"}[needs.arguments]
         plain = plain_hf_messages(messages, form)  # type: ignore[arg-type]
-        if plain is not None:
-            return plain, True
-        validated = parse_messages(messages)
-        return [message.to_hf(arguments=form) for message in validated], False  # type: ignore[arg-type]
+        if plain is None:
+            dicts, plain_data_only = [message.to_hf(arguments=form) for message in parse_messages(messages)], False  # type: ignore[arg-type]
+        else:
+            dicts, plain_data_only = plain, True
+        if reasoning_in_parts(source or self.source):
+            dicts = [reasoning_as_part(message) for message in dicts]
+        return dicts, plain_data_only
 
     def _check_special_tokens(
         self,

@@ -311,8 +311,16 @@ def _compare_content(index: int, before: Message, after: Message, think: tuple[s
     return [Loss("content_changed", f"content changed: {_short(old)} became {_short(new)}", index, "content")]
 
 
+def _given_reasoning(message: Message) -> str:
+    """The reasoning a message carries: its field, or the thinking parts of its content
+    (Mistral's form, ``{"type": "thinking", "thinking": …}``)."""
+    if message.reasoning_content is not None or not isinstance(message.content, list):
+        return message.reasoning_content or ""
+    return "".join(str(part.get("thinking", "")) for part in message.content if part.get("type") == "thinking")
+
+
 def _compare_reasoning(index: int, before: Message, after: Message, last_user: int) -> list[Loss]:
-    old = before.reasoning_content or ""
+    old = _given_reasoning(before)
     new = after.reasoning_content or ""
     if old == new:
         return []

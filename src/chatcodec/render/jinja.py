@@ -203,6 +203,49 @@ def template_needs(source: str) -> TemplateNeeds:
     return TemplateNeeds(arguments=form, reasoning_fields=reasoning, reads_tools=reads_tools)
 
 
+# Text no template writes of its own: what the reasoning probe below looks for.
+_PROBE_REASONING = "zq7 reasoning probe"
+_PROBE_ANSWER = "zq7 answer probe"
+
+
+@lru_cache(maxsize=256)
+def reasoning_in_parts(source: str) -> bool:
+    """Whether the template writes an assistant's reasoning only from a ``{"type":
+    "thinking"}`` part of its content (Mistral's reasoning templates), never from a
+    ``reasoning_content`` field: such a template is given the reasoning as that part."""
+    if "'thinking'" not in source and '"thinking"' not in source:
+        return False
+    as_field = {"role": "assistant", "content": _PROBE_ANSWER, "reasoning_content": _PROBE_REASONING}
+    as_parts = {
+        "role": "assistant",
+        "content": [{"type": "thinking", "thinking": _PROBE_REASONING}, {"type": "text", "text": _PROBE_ANSWER}],
+    }
+    try:
+        written = [render_source(source, [{"role": "user", "content": "u"}, message])[0] for message in (as_field, as_parts)]
+    except (TemplateRenderError, InvalidMessageError):
+        return False
+    return _PROBE_REASONING not in written[0] and _PROBE_REASONING in written[1] and _PROBE_ANSWER in written[1]
+
+
+def reasoning_as_part(message: dict[str, Any]) -> dict[str, Any]:
+    """An assistant message dict with its reasoning moved into its content, as a thinking part
+    before the text (the form ``reasoning_in_parts`` templates read)."""
+    reasoning = next((message[key] for key in REASONING_FIELDS if isinstance(message.get(key), str)), None)
+    if reasoning is None or message.get("role") != "assistant":
+        return message
+    content = message.get("content")
+    parts: list[Any] = [{"type": "thinking", "thinking": reasoning}]
+    if isinstance(content, list):
+        if any(isinstance(part, dict) and part.get("type") == "thinking" for part in content):
+            return message  # (the caller gave the reasoning as a part already)
+        parts += content
+    elif content:
+        parts.append({"type": "text", "text": content})
+    moved = {key: value for key, value in message.items() if key not in REASONING_FIELDS}
+    moved["content"] = parts
+    return moved
+
+
 def _form_tests(tree: jinja2.nodes.Template) -> Iterator[tuple[jinja2.nodes.If, jinja2.nodes.Test, bool]]:
     """Each ``if`` that tests whether the arguments are a string or a mapping: the branch, its
     test, and whether the test is negated (``is not mapping``)."""
@@ -497,5 +540,17 @@ def _where(exc: BaseException, context: Mapping[str, Any]) -> str:
     for value in frame_locals.values():
         index = next((i for i, message in enumerate(messages) if value is message), None)
         if index is not None:
-            return f"{where} (message {index}, role {messages[index].get('role')!r})"
+            return f"{where} (message {index}, role {messages[index].get('role')!r}{_text_arguments(messages[index], exc)})"
     return where
+
+
+def _text_arguments(message: Mapping[str, Any], exc: BaseException) -> str:
+    """Why a template that reads a call's arguments as a mapping failed on one: they are the
+    text a model wrote, which is no JSON object (a malformed call kept as written)."""
+    if "str" not in str(exc):
+        return ""
+    for index, call in enumerate(message.get("tool_calls") or ()):
+        arguments = call.get("function", {}).get("arguments") if isinstance(call, Mapping) else None
+        if isinstance(arguments, str):
+            return f"; its tool call {index}'s arguments are text, not a JSON object, and the template reads them as one"
+    return ""
