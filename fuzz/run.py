@@ -18,7 +18,9 @@ checks, on every input, the promises a parser of model output makes:
   to its end event's arguments and those to the message's;
 - strict parsing, one-shot and streamed, raises exactly the first diagnostic lenient parsing
   reports, or nothing;
-- a parser that is dropped, closed or not, is freed at once (it holds no reference cycle).
+- a parser that is dropped, closed or not, is freed at once (it holds no reference cycle);
+- the message converts to OpenAI and Hugging Face dicts, which read back as it, and renders
+  through the template after a user turn (a refusal of the template's own names the message).
 
 A violation prints the format, the seed of the input and what broke; the exit status is 1 if
 there was any. The same seed gives the same inputs.
@@ -52,7 +54,7 @@ from learned_shapes import learned_codec  # noqa: E402 - templates whose call sy
 from template_corpus import HY3_BARE_SUFFIX, special_tokens  # noqa: E402 - the model's bos/eos tokens
 
 from chatcodec.adapters.openai import ChunkAdapter
-from chatcodec.errors import ParseError
+from chatcodec.errors import InvalidMessageError, ParseError, TemplateRenderError
 from chatcodec.events import ContentDelta, Diagnostic, Event, ReasoningDelta, ToolCallArgumentsDelta, ToolCallEnd, ToolCallStart
 from chatcodec.parse.json_scan import loads_json
 
@@ -642,6 +644,50 @@ def _from_chunks(chunks: list[dict[str, Any]]) -> dict[str, Any]:
     return {"content": content, "reasoning": reasoning, "calls": [calls[i] for i in sorted(calls)]}
 
 
+def _same_message(one: dict[str, Any], other: dict[str, Any]) -> bool:
+    """Equal OpenAI dicts, but for arguments written again as JSON of the same value (a dict
+    given to a template is written with its own spacing)."""
+    calls = [message.get("tool_calls") or [] for message in (one, other)]
+    if {**one, "tool_calls": None} != {**other, "tool_calls": None} or len(calls[0]) != len(calls[1]):
+        return False
+    for first, second in zip(*calls):
+        texts = (first["function"]["arguments"], second["function"]["arguments"])
+        if {**first, "function": first["function"]["name"]} != {**second, "function": second["function"]["name"]}:
+            return False
+        if texts[0] != texts[1]:
+            try:
+                if loads_json(texts[0]) != loads_json(texts[1]):
+                    return False
+            except (ValueError, RecursionError):
+                return False
+    return True
+
+
+def _contract_broken(codec: chatcodec.Codec, message: chatcodec.Message) -> list[str]:
+    """The message converts to OpenAI and Hugging Face dicts, each reads back as the message,
+    and the OpenAI one renders after a user turn. (A template may refuse a message with its own
+    ``raise_exception``, or fail on arguments it reads by name that are text: a
+    ``TemplateRenderError`` naming the message; nothing else may fail.)"""
+    try:
+        shapes = (message.to_openai(), message.to_hf(), message.to_hf(arguments="string"))
+        for shape in shapes:
+            if not _same_message(chatcodec.Message.model_validate(shape).to_openai(), shapes[0]):
+                return ["a message's OpenAI or Hugging Face dict reads back as another message"]
+    except Exception:  # noqa: BLE001
+        return [f"a message does not convert: {traceback.format_exc(limit=3)}"]
+    try:
+        codec.render([{"role": "user", "content": "hi"}, shapes[0]], tools=TOOLS, on_special_tokens="ignore")
+    except TemplateRenderError as exc:
+        if "(message 1, role 'assistant'" not in str(exc):
+            return [f"a message's render failed without naming it: {exc}"]
+    except InvalidMessageError as exc:
+        if "nested too deeply" not in str(exc):
+            return [f"a parsed message is refused by render: {exc}"]
+    except Exception:  # noqa: BLE001
+        return [f"a message's render raised: {traceback.format_exc(limit=3)}"]
+    return []
+
+
 def check(codec: chatcodec.Codec, case: Case, rng: random.Random) -> list[str]:
     """The promises this input breaks (empty when it keeps them all)."""
     broken: list[str] = []
@@ -684,6 +730,7 @@ def check(codec: chatcodec.Codec, case: Case, rng: random.Random) -> list[str]:
                 # (Not checked: a call whose members beside its name are its arguments, and a
                 # call the prompt or a handover began, whose arguments join the two.)
                 broken.append("a call's arguments are neither JSON nor the text the model wrote")
+    broken += _contract_broken(codec, whole.message)
     reference = codec.stream(**options)
     if case.prompt is not None and reference.state != codec.prompt_state(case.prompt).state:
         broken.append("a parser before any text is not where codec.prompt_state says its prompt leaves it")

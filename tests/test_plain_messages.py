@@ -30,7 +30,7 @@ def function(draw: st.DrawFn) -> dict[str, Any]:
                 | st.dictionaries(TEXT, JSON_VALUE, max_size=3)
                 | st.lists(JSON_VALUE, max_size=2)
                 | TEXT
-                | st.sampled_from(['{"a": 1}', '"x"', "{bad", "[1]"])
+                | st.sampled_from(['{"a": 1}', '"x"', "{bad", "[1]", '{"a": 1e999}', '{"a": "\\ud800"}', '{"a": "\\ud83d\\ude00"}'])
             )
     return out
 
@@ -84,3 +84,24 @@ def test_other_shapes_take_the_validating_path() -> None:
         ({"role": "user", "content": "hi"},),  # not a list
     ):
         assert plain_hf_messages(messages, "dict") is None
+
+
+def test_arguments_text_a_template_would_not_write_back_stays_text() -> None:
+    # A number no float holds would be written again as ``Infinity`` (no JSON), an unpaired
+    # surrogate escape as a character no UTF-8 text holds: the text the model wrote is kept,
+    # on both paths, as malformed text is. A surrogate pair and a plain exponent decode.
+    def arguments(text: str, form: str) -> Any:
+        given = [{"role": "assistant", "tool_calls": [{"type": "function", "function": {"name": "f", "arguments": text}}]}]
+        plain = plain_hf_messages(given, form)  # type: ignore[arg-type]
+        validated = Message.model_validate(given[0]).to_hf(arguments=form)  # type: ignore[arg-type]
+        assert plain is not None and plain[0] == validated
+        return validated["tool_calls"][0]["function"]["arguments"]
+
+    for kept in ('{"a": 1e999}', '{"a": [1, -1E+400]}', '{"a": "\\ud800"}', '{"\\udfff": 1}', '{"a": ' + "9" * 310 + ".0}"):
+        assert arguments(kept, "dict") == kept
+    assert arguments('{"a": "\\ud83d\\ude00"}', "dict") == {"a": "\U0001f600"}
+    assert arguments('{"a": 2.5e3}', "dict") == {"a": 2500.0}
+    assert arguments('{"a": ' + "9" * 310 + "}", "dict") == {"a": int("9" * 310)}
+    # A dict the caller gave goes as given, as in transformers.
+    given = {"role": "assistant", "tool_calls": [{"type": "function", "function": {"name": "f", "arguments": {"a": float("inf")}}}]}
+    assert Message.model_validate(given).to_hf()["tool_calls"][0]["function"]["arguments"] == {"a": float("inf")}

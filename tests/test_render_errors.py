@@ -182,6 +182,22 @@ def test_arguments_that_are_not_json_render_as_the_text_they_are(family: str) ->
     assert "{city: Paris}" in text
 
 
+def test_a_template_reading_text_arguments_by_name_says_which_call(tmp_path: Path) -> None:
+    # MiniMax-M3 writes each argument by name (``arguments.items()``): a malformed call's text
+    # cannot be written so, and the error says which call's arguments are text.
+    codec = chatcodec.load(CORPUS / "MiniMax-M3.jinja")
+    fine = tool_call({"name": "get_weather", "arguments": '{"city": "Paris"}'})
+    broken = tool_call({"name": "get_weather", "arguments": '{"city": "Paris"'})
+    broken["tool_calls"].insert(0, fine["tool_calls"][0])
+    assert "Paris" in codec.render([USER, fine])
+    with pytest.raises(chatcodec.TemplateRenderError) as caught:
+        codec.render([USER, broken])
+    assert (
+        "(message 1, role 'assistant'; its tool call 1's arguments are text, not a JSON object, "
+        "and the template reads them as one): 'str object' has no attribute 'items'"
+    ) in str(caught.value)
+
+
 # Spark 2.5's template raises unless a call's arguments are a mapping ("normalize JSON strings
 # before apply_chat_template"). A template that tests the arguments' form and raises for one
 # form is given the other: arguments as an OpenAI request carries them (JSON text) render, as

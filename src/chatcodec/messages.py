@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import secrets
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal
@@ -309,13 +310,16 @@ def _plain_calls(calls: Any, form: str) -> list[dict[str, Any]] | None:
         else:
             return None
         value: Any = text
-        if form == "dict" or (form == "as_given" and given_as_dict):
+        if given_as_dict and form != "string":
+            # (A plain copy of what the caller gave, as transformers' JSON round trip makes it.)
             try:
                 parsed = json.loads(text)
-            except (ValueError, RecursionError):
+            except RecursionError:
                 parsed = None
-            if isinstance(parsed, dict):
-                value = parsed
+        else:
+            parsed = object_of(text) if form == "dict" else None
+        if isinstance(parsed, dict):
+            value = parsed
         converted: dict[str, Any] = {}
         for key in call:
             if key == "function":
@@ -328,6 +332,31 @@ def _plain_calls(calls: Any, form: str) -> list[dict[str, Any]] | None:
                 converted[key] = call[key]
         out.append(converted)
     return out
+
+
+# What may decode to a value that is not written back as the same JSON: a number with an
+# exponent or of 300 digits (a float may overflow to ``inf``), an escaped surrogate (alone, no
+# character UTF-8 can write).
+_MAY_NOT_WRITE_BACK = re.compile(r"\d[eE]|\d{300}|\\u[dD][89a-fA-F]")
+
+
+def object_of(text: str) -> dict[str, Any] | None:
+    """Arguments given as JSON text, as the dict a template writes again; None where the text
+    is no JSON object, or is one whose decoded value would not be written back as JSON text of
+    the same value (``1e999`` would be written ``Infinity``; ``"\\ud800"`` becomes a character
+    no UTF-8 text holds). Such text, as malformed text, stays the text the model wrote."""
+    try:
+        parsed = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(parsed, dict):
+        return None
+    if _MAY_NOT_WRITE_BACK.search(text):
+        try:
+            json.dumps(parsed, ensure_ascii=False, allow_nan=False).encode("utf-8")
+        except (ValueError, RecursionError):
+            return None
+    return parsed
 
 
 def _in_given_order(fields: dict[str, Any], given_keys: tuple[str, ...] | None) -> dict[str, Any]:
@@ -344,9 +373,7 @@ def _tool_call_to_hf(call: ToolCall, arguments: str) -> dict[str, Any]:
     as_dict = arguments == "dict" or (arguments == "as_given" and function._given_as_dict)
     value: Any = function.arguments
     if as_dict:
-        # Only an object becomes a dict; any other value (a JSON string, malformed text) stays
-        # the text it is, so that the template writes what the model wrote.
-        parsed = function.parsed_arguments
+        parsed = function.parsed_arguments if function._given_as_dict else object_of(function.arguments)
         value = parsed if isinstance(parsed, dict) else function.arguments
     function_fields = _in_given_order({"name": function.name, "arguments": value}, function._given_keys)
     fields: dict[str, Any] = {"id": call.id, "type": call.type, "function": function_fields, **(call.model_extra or {})}
