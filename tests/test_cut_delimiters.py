@@ -69,3 +69,23 @@ def test_text_that_only_looks_like_a_cut_delimiter_stays_text(family: str, text:
     result = parse_both(chatcodec.load(family), text, reasoning=False)
     assert result.message.content == text
     assert result.finish_reason == "stop" and result.diagnostics == []
+
+
+@pytest.mark.parametrize("name", ["qwen3_coder", "seed"])
+@pytest.mark.parametrize("rest", ["", "\n", "\n<func"])
+def test_text_cut_after_a_whole_tag_that_only_begins_a_calls_opening_is_cut_short(name: str, rest: str) -> None:
+    # Qwen3-Coder's and Seed's calls open with `<tool_call>` then `<function=`: the first tag
+    # alone is no delimiter, but a model writes it as one token, so text that ends there or
+    # inside `<function=` was cut inside the call's opening, as Hermes' `<tool_call>` would be.
+    codec = fuzz_run.load(name)
+    prompt = codec.render([{"role": "user", "content": "hi"}], tools=fuzz_run.TOOLS, add_generation_prompt=True)
+    opening = "<seed:tool_call>" if name == "seed" else "<tool_call>"
+    completion = "Let me check.\n" + opening + rest
+    result = parse_both(codec, completion, prompt=prompt, tools=fuzz_run.TOOLS)
+    assert result.message.content == "Let me check."
+    assert result.finish_reason == "length"
+    assert [d.kind for d in result.diagnostics] == ["unclosed_delimiter"]
+    assert [(span.kind, result.span_text(span)) for span in result.spans][-1] == ("unparsed", "\n" + opening + rest)
+    # Text going on after the tag in a way no opening does is text, as before.
+    written = "Let me check.\n" + opening + " is the tag."
+    assert parse_both(codec, written, prompt=prompt, tools=fuzz_run.TOOLS).message.content == written

@@ -10,7 +10,7 @@ run's length), and once per delimiter.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from dataclasses import dataclass
 
 from chatcodec.check.special_tokens import TOKEN_SHAPE
@@ -246,12 +246,14 @@ class Engine:
         as one token). A completion's only: a rendered conversation ends where the renderer
         stopped."""
         held = self._buffer[self._pos :]
-        if not held or self._judging or self._start == "transcript" or TOKEN_SHAPE.match(held) is None:
+        if not held or self._judging or self._start == "transcript":
+            return None
+        matcher = self._info().matcher
+        if TOKEN_SHAPE.match(held) is None and not _whole_tag_alone_in(held, matcher.accepted):
             return None
         body = self.json_body
         if body is not None and body.holds_in_string(self.offset + self._pos, held):
             return None  # (inside a JSON string, a spelling is text)
-        matcher = self._info().matcher
         if held in matcher.accepted:
             return None  # a whole delimiter (``<|end|>``) that a longer one begins with
         return held if matcher.begins_accepted(held) else None
@@ -469,3 +471,16 @@ class Engine:
         if after is None:  # pragma: no cover - a grammar bug, not bad input
             raise GrammarError(f"grammar {self.grammar.name!r} rejected {terminal} it offered")
         self._stack = after
+
+
+# A tag written whole (``<tool_call>``): a model writes it as one token.
+_WHOLE_TAG = re.compile(r"[ \t\r\n]*<[^<>\s]{1,40}>")
+
+
+def _whole_tag_alone_in(held: str, accepted: Container[str]) -> bool:
+    """Whether the held text begins with a whole tag that is no delimiter alone but only the
+    start of one (Qwen3-Coder's ``<tool_call>``, which its calls' opening goes on from with
+    ``<function=``): text cut there was cut inside the delimiter."""
+    tag = _WHOLE_TAG.match(held)
+    return tag is not None and held[: tag.end()] not in accepted
+
