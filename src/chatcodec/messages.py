@@ -334,10 +334,22 @@ def _plain_calls(calls: Any, form: str) -> list[dict[str, Any]] | None:
     return out
 
 
-# What may decode to a value that is not written back as the same JSON: a number with an
-# exponent or of 300 digits (a float may overflow to ``inf``), an escaped surrogate (alone, no
-# character UTF-8 can write).
-_MAY_NOT_WRITE_BACK = re.compile(r"\d[eE]|\d{300}|\\u[dD][89a-fA-F]")
+def _finite(literal: str) -> float:
+    value = float(literal)
+    if value in (_INFINITY, -_INFINITY):
+        raise ValueError(f"{literal} is too large for a float")  # (it would be written Infinity)
+    return value
+
+
+def _no_constant(literal: str) -> float:
+    raise ValueError(f"{literal} is no JSON")
+
+
+_INFINITY = float("inf")
+# JSON whose every number a float holds, and no NaN or Infinity: what ``json.dumps`` writes back.
+_WRITABLE = json.JSONDecoder(parse_float=_finite, parse_constant=_no_constant)
+# A JSON escape of half a surrogate pair: decoded alone, it is no character UTF-8 can write.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 def object_of(text: str) -> dict[str, Any] | None:
@@ -346,14 +358,14 @@ def object_of(text: str) -> dict[str, Any] | None:
     the same value (``1e999`` would be written ``Infinity``; ``"\\ud800"`` becomes a character
     no UTF-8 text holds). Such text, as malformed text, stays the text the model wrote."""
     try:
-        parsed = json.loads(text)
+        parsed = _WRITABLE.decode(text)
     except (ValueError, RecursionError):
         return None
     if not isinstance(parsed, dict):
         return None
-    if _MAY_NOT_WRITE_BACK.search(text):
+    if "\\u" in text and _SURROGATE_ESCAPE.search(text):
         try:
-            json.dumps(parsed, ensure_ascii=False, allow_nan=False).encode("utf-8")
+            json.dumps(parsed, ensure_ascii=False).encode("utf-8")
         except (ValueError, RecursionError):
             return None
     return parsed
