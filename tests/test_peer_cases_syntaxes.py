@@ -508,6 +508,9 @@ def test_text_after_a_list_of_python_calls_is_content(template: str, text: str, 
     assert result.finish_reason == "tool_calls"
 
 
+GPT_OSS_TEMPLATES = ["OpenAI-gpt-oss-120b", "OpenAI-gpt-oss-20b-2025-08-07"]
+
+
 # llama.cpp test-chat.cpp (gpt-oss structured_output): the final channel constrained to JSON.
 @pytest.mark.parametrize("template", ["OpenAI-gpt-oss-120b", "OpenAI-gpt-oss-20b-2025-08-07"])
 @pytest.mark.parametrize("header", ["<|channel|>final <|constrain|>json<|message|>", "<|channel|>final<|constrain|>json<|message|>"])
@@ -540,6 +543,41 @@ def test_gpt_oss_header_superseded_by_the_next_channel(template: str, text: str,
     result = parse_both(template, text, prompt=prompt)
     assert (result.message.reasoning_content, result.message.content) == (reasoning, "Hello, world!\nWhat's up?")
     assert not result.diagnostics and result.finish_reason == "stop"
+
+
+# Ollama's harmony tests feed a completion that begins with the message header the prompt
+# already wrote (`<|start|>assistant`), as a model that starts a message of its own does. Read
+# as the header, whatever message follows it: the reasoning, a preamble, the answer. Before,
+# the header and the channel after it were content with `stray_delimiter`.
+@pytest.mark.parametrize("template", GPT_OSS_TEMPLATES)
+@pytest.mark.parametrize(
+    ("text", "reasoning", "content", "finish"),
+    [
+        ("<|start|>assistant<|channel|>final<|message|>Hi there.<|return|>", None, "Hi there.", "stop"),
+        (
+            "<|start|>assistant<|channel|>analysis<|message|>Think.<|end|><|start|>assistant<|channel|>final<|message|>Hi.",
+            "Think.",
+            "Hi.",
+            "stop",
+        ),
+        (
+            "<|start|>assistant<|channel|>commentary<|message|>Let me check.<|end|>"
+            '<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city": "Paris"}<|call|>',
+            None,
+            "Let me check.",
+            "tool_calls",
+        ),
+    ],
+)
+def test_gpt_oss_completion_that_repeats_the_prompts_header(
+    template: str, text: str, reasoning: str | None, content: str, finish: str
+) -> None:
+    codec = codec_for(template)
+    prompt = codec.render([{"role": "user", "content": "hi"}], add_generation_prompt=True)
+    assert prompt.endswith("<|start|>assistant")
+    result = parse_both(template, text, prompt=prompt)
+    assert (result.message.reasoning_content, result.message.content) == (reasoning, content)
+    assert not result.diagnostics and result.finish_reason == finish
 
 
 # Ollama server/routes_harmony_streaming_test.go (tool call parsed and returned correctly): a

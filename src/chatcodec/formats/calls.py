@@ -524,6 +524,8 @@ HARMONY = CallSyntax(
                 " json<|message|>",
                 "<|channel|>commentary json<|message|>",
                 "<|channel|>commentary<|message|>",
+                # (A preamble's header with the prompt's ``<|start|>assistant`` written again.)
+                "<|start|>assistant<|channel|>commentary<|message|>",
                 "<|channel|>commentary <|constrain|>json<|message|>",
                 "<|channel|>commentary<|constrain|>json<|message|>",
                 "<|channel|>analysis <|constrain|>json<|message|>",

@@ -126,6 +126,8 @@ ANSWER_OPEN_VARIANTS: dict[str, tuple[str, ...]] = {
         "<|channel|>final<|constrain|>json<|message|>",
         "<|channel|>commentary to=assistant<|channel|>final<|message|>",
         "<|start|><|channel|>final<|message|>",
+        # The prompt's header written again (the model began a message of its own).
+        "<|start|>assistant<|channel|>final<|message|>",
     ),
 }
 

@@ -111,6 +111,8 @@ OPENING_VARIANTS: dict[str, tuple[str, ...]] = {
         "<|channel|>commentary to=assistant<|channel|>analysis<|message|>",
         # A message's header with its role left out (the prompt wrote ``<|start|>assistant``).
         "<|start|><|channel|>analysis<|message|>",
+        # The prompt's header written again (the model began a message of its own).
+        "<|start|>assistant<|channel|>analysis<|message|>",
     ),
 }
 
