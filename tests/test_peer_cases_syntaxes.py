@@ -225,6 +225,21 @@ def test_text_between_xml_parameters_is_content(template: str, text: str, conten
         # so the object came with the name and the call was content.
         ("ZhipuAI-GLM-4.6", '<tool_call>get_weather\n{"location":"San Francisco"}</tool_call>', None, [("get_weather", {"location": "San Francisco"})]),
         ("Poolside-Laguna-XS-2.1", '<tool_call>f{"a": 1}</tool_call>', None, [("f", {"a": 1})]),
+        # mlx-lm's GLM tool parser repairs a whole Hermes-style call object in GLM's tags, as
+        # GLM models write it at times: the name and the arguments are the object's. Before,
+        # the block was content with `malformed_tool_call`.
+        (
+            "ZhipuAI-GLM-4.6",
+            'Checking.<tool_call>{"name": "get_weather", "arguments": {"location": "San Francisco"}}</tool_call>',
+            "Checking.",
+            [("get_weather", {"location": "San Francisco"})],
+        ),
+        (
+            "ZhipuAI-GLM-4.7-Flash",
+            '<tool_call>{"name": "f", "parameters": {"a": [1, "x"]}}</tool_call><tool_call>{"name": "g"}</tool_call>',
+            None,
+            [("f", {"a": [1, "x"]}), ("g", {})],
+        ),
     ],
 )
 def test_a_json_object_as_an_xml_calls_body_is_its_arguments(

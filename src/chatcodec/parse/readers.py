@@ -829,9 +829,21 @@ class XmlParametersReader(CallReader):
                 call.after_value.append((state["key_start"], key))
             # (A name the text ends in was cut short with the call: no parameter, and no text
             # of the answer either; it stays in the call's span.)
+        whole = None
         if self.bare_name and state.get("where") == "name" and call.name is None:
-            self._name_then_object(call)
+            whole = self._whole_call_object(call)
+            if whole is None:
+                self._name_then_object(call)
         self._name_done(call, call.start)
+        if whole is not None and call.index is not None:
+            arguments, written = whole
+            self.calls.diagnose(
+                "noncanonical", call.start, f"tool call {call.index}: written as one JSON object, its name and arguments, not the name and its parameters"
+            )
+            self._write(call, written)
+            call.parsed = arguments
+            call.has_parsed = True
+            return
         if call.state.get("where") == "value" and state.get("unopened"):
             # (A name, then the call's end: no value at all.)
             del state["unopened"]
@@ -846,6 +858,32 @@ class XmlParametersReader(CallReader):
         self._write(call, "}" if call.state.get("written") else "{}")
         call.parsed = call.state.get("values", {})
         call.has_parsed = True
+
+    def _whole_call_object(self, call: ToolCallBlock) -> tuple[dict[str, Any], str] | None:
+        """A whole call written as one JSON object where the name belongs (Hermes' form,
+        ``<tool_call>{"name": "f", "arguments": {…}}</tool_call>``, which GLM models write at
+        times, as mlx-lm reads it): the name taken from it, and its arguments and their text as
+        written (``{}`` where it has none). None for anything else."""
+        body = "".join(call.name_parts).strip()
+        if not body.startswith("{"):
+            return None
+        try:
+            value = loads_json(body)
+        except (ValueError, RecursionError):
+            return None
+        if not isinstance(value, dict) or not isinstance(value.get("name"), str):
+            return None
+        key = next((key for key in ARGUMENT_KEYS if key in value), None)
+        if key is None:
+            arguments: Any = {}
+            written: str | None = "{}"
+        else:
+            arguments = value[key]
+            written = _member_text(body, key, arguments) if isinstance(arguments, dict) else None
+        if written is None or set(value) - {"name", *ARGUMENT_KEYS}:
+            return None
+        call.name_parts = [value["name"]]
+        return arguments, written
 
     def _name_then_object(self, call: ToolCallBlock) -> None:
         """A name with no closing tag of its own, then the arguments as one JSON object (GLM's
@@ -2259,3 +2297,20 @@ READERS: dict[str, type[CallReader]] = {
     "pythonic": PythonicReader,
     "gemma": GemmaReader,
 }
+
+
+def _member_text(body: str, key: str, value: object) -> str | None:
+    """The text of ``key``'s value in the JSON object ``body``, as written (the decoded value
+    told from the same key written inside a string)."""
+    for member in re.finditer(rf'"{re.escape(key)}"\s*:\s*', body):
+        try:
+            found, end = _RAW_DECODER.raw_decode(body, member.end())
+        except (ValueError, RecursionError):
+            continue
+        if found == value:
+            return body[member.end() : end]
+    return None
+
+
+_RAW_DECODER = json.JSONDecoder()
+
