@@ -147,6 +147,7 @@ CALL_SYNTAX: dict[str, str] = {
     **dict.fromkeys(
         [
             "ZhipuAI-GLM-4.6",
+            "ZhipuAI-GLM-4.5-llamacpp",
             "ZhipuAI-GLM-4.7-Flash",
             "ZhipuAI-GLM-5.1",
             "Laguna-v2",
