@@ -196,6 +196,12 @@ def test_a_template_reading_text_arguments_by_name_says_which_call(tmp_path: Pat
         "(message 1, role 'assistant'; its tool call 1's arguments are text, not a JSON object, "
         "and the template reads them as one): 'str object' has no attribute 'items'"
     ) in str(caught.value)
+    # A template that writes the arguments as text fails for reasons of its own: no call named.
+    path = tmp_path / "text.jinja"
+    path.write_text("{% for m in messages %}{% for c in m.tool_calls or [] %}{{ c.function.arguments + '' }}{% endfor %}{% if m.tool_calls %}{{ m.content.items() }}{% endif %}{% endfor %}")
+    with pytest.raises(chatcodec.TemplateRenderError) as caught:
+        chatcodec.load(path).render([USER, broken])
+    assert "(message 1, role 'assistant'): 'str object' has no attribute 'items'" in str(caught.value)
 
 
 # Spark 2.5's template raises unless a call's arguments are a mapping ("normalize JSON strings

@@ -367,6 +367,7 @@ class Codec:
                 continue_final_message=continue_final_message,
                 name=self.name,
                 plain_messages=plain,
+                mapping_arguments=template_needs(source).arguments == "dict",
             )
 
         with clock(self._clock) if self._clock is not None else _no_context():

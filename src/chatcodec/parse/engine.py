@@ -483,4 +483,3 @@ def _whole_tag_alone_in(held: str, accepted: Container[str]) -> bool:
     ``<function=``): text cut there was cut inside the delimiter."""
     tag = _WHOLE_TAG.match(held)
     return tag is not None and held[: tag.end()] not in accepted
-

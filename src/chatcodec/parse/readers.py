@@ -2313,4 +2313,3 @@ def _member_text(body: str, key: str, value: object) -> str | None:
 
 
 _RAW_DECODER = json.JSONDecoder()
-

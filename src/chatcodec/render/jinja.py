@@ -402,6 +402,7 @@ def render_source(
     continue_final_message: bool | str = False,
     name: str | None = None,
     plain_messages: bool = False,
+    mapping_arguments: bool = False,
 ) -> tuple[str, list[tuple[int, int]]]:
     """Render a template source with plain dict messages, as transformers does.
 
@@ -411,6 +412,8 @@ def render_source(
     Template errors become ``TemplateRenderError`` (``TemplateSecurityError`` for sandbox
     violations) with the template's own message, the template line, and the message being
     rendered when the template failed. ``name`` names the template in those messages.
+    ``mapping_arguments``: the template reads each call's arguments as a mapping, so a call's
+    arguments left as text (no JSON object) are named where it fails.
     """
     label = f"template {name!r}" if name else "template"
     check_syntax(source, name)
@@ -441,13 +444,13 @@ def render_source(
         raise TemplateSecurityError(f"{label} blocked by the sandbox{_where(exc, context)}: {exc}") from None
     except TemplateError as exc:
         # raise_exception(...) and Jinja's own errors ('x' is undefined, unknown filter...).
-        raise TemplateRenderError(f"{label} raised an error{_where(exc, context)}: {exc}") from None
+        raise TemplateRenderError(f"{label} raised an error{_where(exc, context, mapping_arguments)}: {exc}") from None
     except RecursionError:
         raise TemplateRenderError(f"{label} failed: recursion too deep") from None
     except MemoryError:
         raise TemplateRenderError(f"{label} failed: out of memory") from None
     except Exception as exc:  # noqa: BLE001 - whatever untrusted template code raises is its failure
-        raise TemplateRenderError(f"{label} failed{_where(exc, context)}: {type(exc).__name__}: {exc}") from None
+        raise TemplateRenderError(f"{label} failed{_where(exc, context, mapping_arguments)}: {type(exc).__name__}: {exc}") from None
     if final is not None:
         text = _cut_at_continue_tag(text, final, label)
     return text, spans
@@ -521,7 +524,7 @@ def _run(
     return "".join(blocks), spans
 
 
-def _where(exc: BaseException, context: Mapping[str, Any]) -> str:
+def _where(exc: BaseException, context: Mapping[str, Any], mapping_arguments: bool = False) -> str:
     """`` at line N (message I, role R)``: where in the template, and on which message, it failed.
 
     Jinja rewrites tracebacks so that template frames carry the template's line number and its
@@ -540,15 +543,15 @@ def _where(exc: BaseException, context: Mapping[str, Any]) -> str:
     for value in frame_locals.values():
         index = next((i for i, message in enumerate(messages) if value is message), None)
         if index is not None:
-            return f"{where} (message {index}, role {messages[index].get('role')!r}{_text_arguments(messages[index], exc)})"
+            why = _text_arguments(messages[index]) if mapping_arguments else ""
+            return f"{where} (message {index}, role {messages[index].get('role')!r}{why})"
     return where
 
 
-def _text_arguments(message: Mapping[str, Any], exc: BaseException) -> str:
-    """Why a template that reads a call's arguments as a mapping failed on one: they are the
-    text a model wrote, which is no JSON object (a malformed call kept as written)."""
-    if "str" not in str(exc):
-        return ""
+def _text_arguments(message: Mapping[str, Any]) -> str:
+    """Why a template that reads a call's arguments as a mapping may have failed on the
+    message: a call's arguments are the text a model wrote, which is no JSON object (a
+    malformed call kept as written)."""
     for index, call in enumerate(message.get("tool_calls") or ()):
         arguments = call.get("function", {}).get("arguments") if isinstance(call, Mapping) else None
         if isinstance(arguments, str):
