@@ -111,6 +111,7 @@ FORMATS: dict[str, str | Variant | Learned] = {
     "cohere": "CohereForAI-c4ai-command-r7b-12-2024-tool_use",
     "gemma": "Google-gemma-4-31B-it",
     "functionary": "MeetKai-functionary-medium-v3.1",
+    "functionary_v3_2": "MeetKai-functionary-medium-v3.2",  # >>>all\nTEXT>>>NAME\n{...}
     "apertus": "SwissAI-Apertus-8B-Instruct",
     "solar": "Upstage-Solar-Open-100B",
     "atem": "Muse-Glimmer",

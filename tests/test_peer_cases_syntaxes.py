@@ -3344,3 +3344,32 @@ def test_gemma_reasoning_opened_after_a_tools_result(template: str) -> None:
     result = parse_both(template, "The user asked for files.<channel|>go.mod and go.sum", tools=tools, prompt=prompt)
     assert result.message.reasoning_content == "The user asked for files."
     assert result.message.content == "go.mod and go.sum" and not result.diagnostics
+
+
+# llama.cpp test-chat.cpp (Functionary v3.2, `>>>recipient\n…`): the prompt writes the first
+# `>>>`; `all` opens the text to the user, a function's name a call whose arguments run to the
+# next `>>>`. The peg tests write the first `>>>` again, as a model that repeats the prompt's
+# mark does; a newline before a later mark is the mark's. (llama.cpp reads the `python`
+# recipient's raw code as a call of `python` with `{"code": …}`: chatcodec reads a recipient
+# that is no tool of the request as text, with `unknown_tool`.)
+@pytest.mark.parametrize(
+    ("text", "content", "expected"),
+    [
+        ("all\nHello, world!\nnono\nWhat's up?>>>special_function\n{\"arg1\": 1}\n", "Hello, world!\nnono\nWhat's up?", [("special_function", {"arg1": 1})]),
+        ("all\nHello, world!\nnono\nWhat's up?\n>>>special_function\n{\"arg1\": 1}\n", "Hello, world!\nnono\nWhat's up?", [("special_function", {"arg1": 1})]),
+        (">>>all\nHello, world!\nWhat's up?", "Hello, world!\nWhat's up?", []),
+        (">>>special_function\n{\"arg1\": 1}", None, [("special_function", {"arg1": 1})]),
+        ("special_function\n{\"arg1\": 1}\n>>>special_function\n{\"arg1\": 2}", None, [("special_function", {"arg1": 1}), ("special_function", {"arg1": 2})]),
+    ],
+)
+def test_functionary_v3_2_recipients(text: str, content: str | None, expected: list[tuple[str, Any]]) -> None:
+    template = "MeetKai-functionary-medium-v3.2"
+    tools = [{"type": "function", "function": {"name": "special_function", "parameters": {"type": "object", "properties": {"arg1": {"type": "integer"}}}}}]
+    prompt = codec_for(template).render([{"role": "user", "content": "hi"}], tools=tools, add_generation_prompt=True)
+    assert prompt.endswith("<|start_header_id|>assistant<|end_header_id|>\n\n>>>")
+    result = parse_both(template, text, prompt=prompt, tools=tools)
+    assert (result.message.content, calls(result)) == (content, expected)
+    assert result.diagnostics == [] and result.finish_reason == ("tool_calls" if expected else "stop")
+    python = parse_both(template, "python\n# This is a program:\nprint('hey')", prompt=prompt, tools=tools)
+    assert python.message.content == "python\n# This is a program:\nprint('hey')" and calls(python) == []
+    assert "unknown_tool" in [d.kind for d in python.diagnostics]

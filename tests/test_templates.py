@@ -161,6 +161,8 @@ CALL_SYNTAX: dict[str, str] = {
     ),
     # The same tags suffixed ":opensource", a <tool_sep:opensource> after the name, in a section
     "Tencent-Hy3": "hunyuan",
+    # >>>all\nTEXT>>>NAME\n{...}: each part of the answer names its recipient
+    "MeetKai-functionary-medium-v3.2": "functionary_v3_2",
     # <|open|>tools<|sep|><|open|>call tool="NAME" index="1"<|sep|><|open|>argument key="KEY" type="string"<|sep|>…
     "Moonshot-Kimi-K3": "xtml",
     # <function name="NAME"><param name="KEY">VALUE</param></function>, CDATA for markup
@@ -710,6 +712,7 @@ TOOL_ROUND_TRIP_GAPS = {
     "Mistral-Small-3.1-24B-Instruct-2503": "with tools and no system message it writes its tool instructions and the default system prompt (which holds today's date) as one system turn, which is not read back",
     "NVIDIA-Nemotron-Nano-9B-v2": "writes the last answer after an unclosed <think>, so it reads back as reasoning",
     "Muse-Glimmer": "writes a recipient (to=NAME) before every message and tool definitions of its own",
+    "MeetKai-functionary-medium-v3.2": "writes the tool definitions as TypeScript in a system turn of its own, which is not read back",
     "vLLM-Llama-4-pythonic": "writes its tool instructions as the system prompt, and a given system prompt otherwise",
     "vLLM-granite-20b-functioncalling": "writes each tool definition without its description's closing quote (not JSON) and an answer of calls under a header of its own ('ASSISTANT:' without the space)",
     "Upstage-Solar-Open-100B": "writes each tool result under the call's id and name, which its header holds",

@@ -441,6 +441,23 @@ KIMI = CallSyntax(
     # ("functions." with no ":INDEX" after the name is no id: the call names nothing).
     reader_options=(("name_pattern", r"^(?!functions\.(?!.*:\d+$))(?:functions\.)?(?P<name>.+?)(?::\d+)?$"), ("name_is_id", True)),
 )
+# Functionary v3.2: each part of the answer follows ">>>" and names its recipient, "all" for
+# the user (the answer's opening, ">>>all\n") or a function; a call's arguments run to the next
+# part or the answer's end. (The template's assistant header ends with the first ">>>", which
+# is moved into the answer: ``RECIPIENT_MARK``.)
+RECIPIENT_MARK = ">>>"
+FUNCTIONARY_V3_2 = CallSyntax(
+    name="functionary_v3_2",
+    piece="name_json_to_end",
+    reader="name_then_arguments",
+    description=">>>NAME\n{…} (after >>>all\n and the text to the user)",
+    call_open=frozenset({"CALL_BEGIN"}),
+    call_close=frozenset({"CALL_BEGIN"}),
+    closes_at_end=True,
+    # (A model may write a newline before the mark, or the mark again after the prompt's.)
+    spellings=spelled(("CALL_BEGIN", (RECIPIENT_MARK, "\n" + RECIPIENT_MARK, RECIPIENT_MARK * 2)), ("CALL_SEP", ("\n",))),
+    markers=(RECIPIENT_MARK,),
+)
 SOLAR = CallSyntax(
     name="solar",
     piece="id_name_arguments",
@@ -897,6 +914,7 @@ CANDIDATES: tuple[CallSyntax, ...] = (
     GEMMA,
     HARMONY,
     FUNCTIONARY,
+    FUNCTIONARY_V3_2,
     SOLAR,
     LLAMA4_JSON,
     LLAMA_JSON,

@@ -29,7 +29,7 @@ from chatcodec.formats.probe import (
     read_framing,
     without_unasked_prompt,
 )
-from chatcodec.formats.calls import CANDIDATES, HERMES, CallSyntax
+from chatcodec.formats.calls import CANDIDATES, HERMES, RECIPIENT_MARK, CallSyntax
 from chatcodec.formats.syntax import (
     KNOWN_ANSWER_TAGS,
     KNOWN_REASONING_PHRASES,
@@ -106,6 +106,7 @@ def derive_format(
         reasoning = reasoning.with_openings(OPENING_VARIANTS.get(reasoning.open_tag, ()))
         framing = header_before_reasoning(probes, framing, reasoning)
     framing = with_answer_opening(probes, framing, reasoning)
+    framing = recipient_mark_in_answer(framing)
     calls, calls_note = find_call_syntax(name, probes, framing, reasoning)
     reserved = frozenset(reasoning.open_spellings + reasoning.close_spellings) if reasoning else frozenset()
     if calls is not None:
@@ -133,6 +134,22 @@ def derive_format(
     except GrammarError as exc:
         raise FramingNotFound(f"template {name!r} does not write a format chatcodec can parse: {exc}") from None
     return found
+
+
+def recipient_mark_in_answer(framing: Framing) -> Framing:
+    """The answer's, not the header's, the mark an assistant header ends with where each part
+    of the answer begins with it and names its recipient (Functionary v3.2's ``>>>``, then
+    ``all\n`` and the text to the user, or a function's name and its arguments): a second
+    part's mark then reads as the first's, and the prompt's mark as the first part's."""
+    header = framing.headers.get("assistant", "")
+    if not header.endswith(RECIPIENT_MARK) or framing.answer_open != "all\n":
+        return framing
+    return replace(
+        framing,
+        headers={**framing.headers, "assistant": header[: -len(RECIPIENT_MARK)]},
+        answer_open=RECIPIENT_MARK + framing.answer_open,
+        prefills=tuple((RECIPIENT_MARK + text, keywords) for text, keywords in framing.prefills),
+    )
 
 
 def _writes_empty_system_turn(framing: Framing) -> bool:

@@ -129,6 +129,8 @@ ANSWER_OPEN_VARIANTS: dict[str, tuple[str, ...]] = {
         # The prompt's header written again (the model began a message of its own).
         "<|start|>assistant<|channel|>final<|message|>",
     ),
+    # Functionary v3.2's answer, its ``>>>`` written again after the prompt's.
+    ">>>all\n": (">>>>>>all\n",),
 }
 
 # Optional parts whose terminal carries no role: two of them spelled alike can be one terminal.

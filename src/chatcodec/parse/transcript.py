@@ -440,11 +440,11 @@ class TranscriptReader:
             if turn.body_start == turn.start and not body:
                 return self._drop(turn, spans)
             known = dict(self.family.prefill_keywords)
-            if all(span.kind == "delimiter" for span in spans) or (body in known and not body.strip()):
-                # Only tags (``<think>\n``, an empty think block), or the whitespace the
-                # template writes after its generation prompt (Granite 20B's newline): what a
-                # generation prompt writes. Some prefills also tell which template keywords
-                # were used.
+            if all(span.kind == "delimiter" for span in spans) or body in known:
+                # Only tags (``<think>\n``, an empty think block), or what else the template
+                # writes after its generation prompt (Granite 20B's newline, Functionary
+                # v3.2's ``>>>``): what a generation prompt writes. Some prefills also tell
+                # which template keywords were used.
                 return self._drop(turn, spans, (True, dict(known.get(body, ()))))
         message = assembler.message
         if message.content is None and assembler.ended:
