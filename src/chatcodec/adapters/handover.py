@@ -287,14 +287,15 @@ class ReasoningHalf:
 def closed_prefill(codec: Codec, template_kwargs: dict[str, Any] | None) -> str | None:
     """The text a generation prompt rendered with ``template_kwargs`` writes after the
     assistant header, when it closes reasoning there (``<think></think>``: thinking switched
-    off); else ``None``. Rendered once per codec and keywords."""
+    off), or in a format without reasoning, when it writes any (Functionary v3.2's ``>>>``, the
+    mark its answer's first part follows); else ``None``. Rendered once per codec and keywords."""
     key = json.dumps(template_kwargs or {}, sort_keys=True, default=str)
     return _closed_prefill(codec, key)
 
 
 @lru_cache(maxsize=64)
 def _closed_prefill(codec: Codec, template_kwargs: str) -> str | None:
-    if codec.format.reasoning is None:
+    if codec.format.reasoning is None and not any(prefill for prefill, _ in codec.format.prefill_keywords):
         return None
     try:
         prompt = codec.render(
@@ -306,6 +307,8 @@ def _closed_prefill(codec: Codec, template_kwargs: str) -> str | None:
     except ChatCodecError:
         return None
     state = codec.prompt_state(prompt)
+    if codec.format.reasoning is None:
+        return state.prefill or None
     return state.prefill if state.state == "content" and state.prefill else None
 
 
@@ -329,7 +332,8 @@ class ToolHalf:
     ``tools``: definitions or names; ``[]`` accepts no call, so a call the model writes anyway
     stays content; ``None`` accepts any name. ``closed_prefill``: how the prompt closed
     reasoning, when it did (``<think></think>``), so whitespace the output starts with goes
-    where the whole parse puts it."""
+    where the whole parse puts it; in a format without reasoning, what the prompt writes that
+    the answer goes on from (Functionary v3.2's ``>>>``)."""
 
     def __init__(
         self,
@@ -383,7 +387,7 @@ class ToolHalf:
         """Where the tool half's parse starts, told by the first text it gets."""
         syntax = self.format.reasoning
         if syntax is None:
-            return None
+            return self.closed_prefill  # (what the prompt writes that the answer goes on from)
         opening = _whole_tag(syntax.open_spellings, syntax.open_tag)
         if not self.think_blocks_as_text and first_text.startswith(_inside_marker(syntax)):
             # Handed over from inside a think block (behind its tag): read from the turn's start.

@@ -29,6 +29,7 @@ from chatcodec.adapters.handover import (
     TEMPLATE_VARIABLE,
     ReasoningHalf,
     ToolHalf,
+    closed_prefill,
     codec_for,
     load_cached,
     tool_definitions,
@@ -130,11 +131,13 @@ class ChatcodecDetector(BaseFormatDetector):  # type: ignore[misc]
     def _new_half(self, tools: Any) -> ToolHalf:
         assert self.codec is not None
         # Think blocks the tool detector sees are text: SGLang has nowhere else to put them.
-        return ToolHalf(self.codec, tool_definitions(tools), think_blocks_as_text=True)
+        return ToolHalf(self.codec, tool_definitions(tools), think_blocks_as_text=True, closed_prefill=_answer_prefill(self.codec))
 
     def _read_whole(self, text: str, tools: Any) -> StreamingParseResult:
         codec = self.codec or _for_tag(text[text.find("<") :] if "<" in text else "")
-        half = ToolHalf(codec, tool_definitions(tools) if tools is not None else None, think_blocks_as_text=True)
+        half = ToolHalf(
+            codec, tool_definitions(tools) if tools is not None else None, think_blocks_as_text=True, closed_prefill=_answer_prefill(codec)
+        )
         events, found = half.read(text)
         content = "".join(event.text for event in events if isinstance(event, ContentDelta))
         calls = [
@@ -207,3 +210,10 @@ class ChatcodecReasoningDetector(BaseReasoningFormatDetector):  # type: ignore[m
             if done:
                 self._held_reasoning.clear()
         return ReasoningResult(normal_text=normal, reasoning_text=reasoning)
+
+
+def _answer_prefill(codec: Codec) -> str | None:
+    """What the generation prompt of a format without reasoning writes that the answer goes on
+    from (Functionary v3.2's ``>>>``): SGLang's tool detector never sees the prompt. (With
+    reasoning, the reasoning detector before it says where the answer starts.)"""
+    return closed_prefill(codec, None) if codec.format.reasoning is None else None
