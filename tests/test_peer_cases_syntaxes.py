@@ -3360,6 +3360,8 @@ def test_gemma_reasoning_opened_after_a_tools_result(template: str) -> None:
         (">>>all\nHello, world!\nWhat's up?", "Hello, world!\nWhat's up?", []),
         (">>>special_function\n{\"arg1\": 1}", None, [("special_function", {"arg1": 1})]),
         ("special_function\n{\"arg1\": 1}\n>>>special_function\n{\"arg1\": 2}", None, [("special_function", {"arg1": 1}), ("special_function", {"arg1": 2})]),
+        # (Text to the user after a call, in a part of its own, as llama.cpp's parser reads it.)
+        ("all\nHi>>>special_function\n{\"arg1\": 1}>>>all\nDone.", "HiDone.", [("special_function", {"arg1": 1})]),
     ],
 )
 def test_functionary_v3_2_recipients(text: str, content: str | None, expected: list[tuple[str, Any]]) -> None:
@@ -3373,3 +3375,16 @@ def test_functionary_v3_2_recipients(text: str, content: str | None, expected: l
     python = parse_both(template, "python\n# This is a program:\nprint('hey')", prompt=prompt, tools=tools)
     assert python.message.content == "python\n# This is a program:\nprint('hey')" and calls(python) == []
     assert "unknown_tool" in [d.kind for d in python.diagnostics]
+
+
+# A Functionary v3.2 answer that names no recipient, ended by the model's end token: the text
+# is content (with `malformed_tool_call`: the part after the prompt's `>>>` was no part), the
+# end token is the end, and the finish `stop`. Before, the end token was in the content and the
+# finish `length`.
+def test_functionary_v3_2_text_with_no_recipient_ends_at_the_end_token() -> None:
+    template = "MeetKai-functionary-medium-v3.2"
+    prompt = codec_for(template).render([{"role": "user", "content": "hi"}], add_generation_prompt=True)
+    result = parse_both(template, "Hello there.<|eot_id|>", prompt=prompt, tools=TOOLS)
+    assert (result.message.content, calls(result), result.finish_reason) == ("Hello there.", [], "stop")
+    assert [d.kind for d in result.diagnostics] == ["malformed_tool_call"]
+    assert result.span_text(result.spans[-1]) == "<|eot_id|>" and result.spans[-1].kind == "delimiter"

@@ -448,11 +448,11 @@ KIMI = CallSyntax(
 RECIPIENT_MARK = ">>>"
 FUNCTIONARY_V3_2 = CallSyntax(
     name="functionary_v3_2",
-    piece="name_json_to_end",
+    piece="recipient_parts",
     reader="name_then_arguments",
     description=">>>NAME\n{…} (after >>>all\n and the text to the user)",
     call_open=frozenset({"CALL_BEGIN"}),
-    call_close=frozenset({"CALL_BEGIN"}),
+    call_close=frozenset({"CALL_BEGIN", "ANSWER_OPEN"}),  # (the next part, to a function or the user)
     closes_at_end=True,
     # (A model may write a newline before the mark, or the mark again after the prompt's.)
     spellings=spelled(("CALL_BEGIN", (RECIPIENT_MARK, "\n" + RECIPIENT_MARK, RECIPIENT_MARK * 2)), ("CALL_SEP", ("\n",))),
