@@ -3377,14 +3377,21 @@ def test_functionary_v3_2_recipients(text: str, content: str | None, expected: l
     assert "unknown_tool" in [d.kind for d in python.diagnostics]
 
 
-# A Functionary v3.2 answer that names no recipient, ended by the model's end token: the text
-# is content (with `malformed_tool_call`: the part after the prompt's `>>>` was no part), the
-# end token is the end, and the finish `stop`. Before, the end token was in the content and the
-# finish `length`.
-def test_functionary_v3_2_text_with_no_recipient_ends_at_the_end_token() -> None:
-    template = "MeetKai-functionary-medium-v3.2"
+# A call's opening and a name, then the model's end token, in the syntaxes whose calls run to
+# the next call or the end (Functionary v3.2's recipient after the prompt's `>>>`, Mistral's
+# `[TOOL_CALLS]NAME` with no `[ARGS]`): no call, so the text is content with
+# `malformed_tool_call`, and the end token is the end, finish `stop`. Before, the end token
+# was in the content and the finish `length`.
+@pytest.mark.parametrize(
+    ("template", "text", "content"),
+    [
+        ("MeetKai-functionary-medium-v3.2", "Hello there.<|eot_id|>", "Hello there."),
+        ("Mistral-Small-3.2-24B-Instruct-2506", "[TOOL_CALLS]get_weather</s>", "[TOOL_CALLS]get_weather"),
+    ],
+)
+def test_a_name_the_end_token_follows_is_no_call_and_the_end_is_read(template: str, text: str, content: str) -> None:
     prompt = codec_for(template).render([{"role": "user", "content": "hi"}], add_generation_prompt=True)
-    result = parse_both(template, "Hello there.<|eot_id|>", prompt=prompt, tools=TOOLS)
-    assert (result.message.content, calls(result), result.finish_reason) == ("Hello there.", [], "stop")
+    result = parse_both(template, text, prompt=prompt, tools=TOOLS)
+    assert (result.message.content, calls(result), result.finish_reason) == (content, [], "stop")
     assert [d.kind for d in result.diagnostics] == ["malformed_tool_call"]
-    assert result.span_text(result.spans[-1]) == "<|eot_id|>" and result.spans[-1].kind == "delimiter"
+    assert result.spans[-1].kind == "delimiter" and text.endswith(result.span_text(result.spans[-1]))
