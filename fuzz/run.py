@@ -112,6 +112,7 @@ FORMATS: dict[str, str | Variant | Learned] = {
     "gemma": "Google-gemma-4-31B-it",
     "functionary": "MeetKai-functionary-medium-v3.1",
     "functionary_v3_2": "MeetKai-functionary-medium-v3.2",  # >>>all\nTEXT>>>NAME\n{...}
+    "functionary_v2": "MeetKai-functionary-medium-v2.2",  # <|recipient|>NAME\n<|content|>{...}
     "apertus": "SwissAI-Apertus-8B-Instruct",
     "solar": "Upstage-Solar-Open-100B",
     "atem": "Muse-Glimmer",

@@ -84,11 +84,13 @@ def test_stream_and_one_shot(row: dict[str, str]) -> None:
 
 def _tool_conversation(row: dict[str, str]) -> Any:
     c = corpus.codec(_template(row))
-    for ids in (None, corpus.CALL_IDS, corpus.MISTRAL_IDS):
+    for ids, named in ((None, False), (None, True), (corpus.CALL_IDS, False), (corpus.MISTRAL_IDS, False)):
         messages: list[dict[str, Any]] = json.loads(json.dumps(corpus.TOOL_CONVERSATION))
         if ids:
             messages[1]["tool_calls"][0]["id"] = ids[0]
             messages[2]["tool_call_id"] = ids[0]
+        elif named:
+            messages[2]["name"] = "get_weather"  # (the function's name, which Functionary v2.2 writes)
         try:
             return c.roundtrip(messages, tools=corpus.CALL_TOOLS)
         except chatcodec.TemplateRenderError:

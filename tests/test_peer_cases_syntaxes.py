@@ -3395,3 +3395,27 @@ def test_a_name_the_end_token_follows_is_no_call_and_the_end_is_read(template: s
     assert (result.message.content, calls(result), result.finish_reason) == (content, [], "stop")
     assert [d.kind for d in result.diagnostics] == ["malformed_tool_call"]
     assert result.spans[-1].kind == "delimiter" and text.endswith(result.span_text(result.spans[-1]))
+
+
+# Functionary v2.2 (no peer reads it; the form its template writes): the prompt writes the first
+# `<|recipient|>`; each later part is a message of its own, `<|from|>assistant\n<|recipient|>…`.
+@pytest.mark.parametrize(
+    ("text", "content", "expected"),
+    [
+        ("all\n<|content|>Hello there.<|stop|>", "Hello there.", []),
+        (
+            "all\n<|content|>Let me look.\n<|from|>assistant\n<|recipient|>get_weather\n<|content|>{\"city\": \"Paris\"}"
+            "\n<|from|>assistant\n<|recipient|>get_weather\n<|content|>{\"city\": \"Rome\"}<|stop|>",
+            "Let me look.",
+            [("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Rome"})],
+        ),
+        ("get_weather\n<|content|>{\"city\": \"Paris\"}\n<|from|>assistant\n<|recipient|>all\n<|content|>Done.<|stop|>", "Done.", [("get_weather", {"city": "Paris"})]),
+    ],
+)
+def test_functionary_v2_recipients(text: str, content: str | None, expected: list[tuple[str, Any]]) -> None:
+    template = "MeetKai-functionary-medium-v2.2"
+    prompt = codec_for(template).render([{"role": "user", "content": "hi"}], add_generation_prompt=True)
+    assert prompt.endswith("<|from|>assistant\n<|recipient|>")
+    result = parse_both(template, text, prompt=prompt, tools=TOOLS)
+    assert (result.message.content, calls(result)) == (content, expected)
+    assert result.diagnostics == [] and result.finish_reason == ("tool_calls" if expected else "stop")

@@ -163,6 +163,8 @@ CALL_SYNTAX: dict[str, str] = {
     "Tencent-Hy3": "hunyuan",
     # >>>all\nTEXT>>>NAME\n{...}: each part of the answer names its recipient
     "MeetKai-functionary-medium-v3.2": "functionary_v3_2",
+    # <|from|>assistant\n<|recipient|>NAME\n<|content|>{...}: each part a message of its own
+    "MeetKai-functionary-medium-v2.2": "functionary_v2",
     # <|open|>tools<|sep|><|open|>call tool="NAME" index="1"<|sep|><|open|>argument key="KEY" type="string"<|sep|>…
     "Moonshot-Kimi-K3": "xtml",
     # <function name="NAME"><param name="KEY">VALUE</param></function>, CDATA for markup
@@ -713,6 +715,7 @@ TOOL_ROUND_TRIP_GAPS = {
     "NVIDIA-Nemotron-Nano-9B-v2": "writes the last answer after an unclosed <think>, so it reads back as reasoning",
     "Muse-Glimmer": "writes a recipient (to=NAME) before every message and tool definitions of its own",
     "MeetKai-functionary-medium-v3.2": "writes the tool definitions as TypeScript in a system turn of its own, which is not read back",
+    "MeetKai-functionary-medium-v2.2": "writes each tool result under the function's name, which its header holds, and the tool definitions as TypeScript",
     "vLLM-Llama-4-pythonic": "writes its tool instructions as the system prompt, and a given system prompt otherwise",
     "vLLM-granite-20b-functioncalling": "writes each tool definition without its description's closing quote (not JSON) and an answer of calls under a header of its own ('ASSISTANT:' without the space)",
     "Upstage-Solar-Open-100B": "writes each tool result under the call's id and name, which its header holds",
@@ -728,11 +731,13 @@ TOOL_ROUND_TRIP_GAPS = {
 def test_tool_conversations_round_trip(path: Path) -> None:
     c = codec(path)
     report = None
-    for ids in (None, CALL_IDS, MISTRAL_IDS):
+    for ids, named in ((None, False), (None, True), (CALL_IDS, False), (MISTRAL_IDS, False)):
         messages = json.loads(json.dumps(TOOL_CONVERSATION))
         if ids:
             messages[1]["tool_calls"][0]["id"] = ids[0]
             messages[2]["tool_call_id"] = ids[0]
+        elif named:
+            messages[2]["name"] = "get_weather"  # (the function's name, which Functionary v2.2 writes)
         try:
             report = c.roundtrip(messages, tools=CALL_TOOLS, **variables(path))
         except chatcodec.TemplateRenderError:

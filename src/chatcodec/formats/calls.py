@@ -444,8 +444,23 @@ KIMI = CallSyntax(
 # Functionary v3.2: each part of the answer follows ">>>" and names its recipient, "all" for
 # the user (the answer's opening, ">>>all\n") or a function; a call's arguments run to the next
 # part or the answer's end. (The template's assistant header ends with the first ">>>", which
-# is moved into the answer: ``RECIPIENT_MARK``.)
+# is moved into the answer: ``RECIPIENT_MARKS``.)
 RECIPIENT_MARK = ">>>"
+# Functionary v2.2: a part is a message of its own, ``<|from|>assistant\n<|recipient|>NAME\n
+# <|content|>…``; the template's assistant header ends with the first ``<|recipient|>``.
+NEXT_RECIPIENT = "\n<|from|>assistant\n<|recipient|>"
+RECIPIENT_MARKS = (RECIPIENT_MARK, "<|recipient|>")
+FUNCTIONARY_V2 = CallSyntax(
+    name="functionary_v2",
+    piece="recipient_parts",
+    reader="name_then_arguments",
+    description="<|from|>assistant\n<|recipient|>NAME\n<|content|>{…} (after <|recipient|>all\n<|content|> and the text to the user)",
+    call_open=frozenset({"CALL_BEGIN"}),
+    call_close=frozenset({"CALL_BEGIN", "ANSWER_OPEN"}),
+    closes_at_end=True,
+    spellings=spelled(("CALL_BEGIN", ("<|recipient|>", NEXT_RECIPIENT, NEXT_RECIPIENT[1:])), ("CALL_SEP", ("\n<|content|>",))),
+    markers=("<|recipient|>", "<|content|>"),
+)
 FUNCTIONARY_V3_2 = CallSyntax(
     name="functionary_v3_2",
     piece="recipient_parts",
@@ -915,6 +930,7 @@ CANDIDATES: tuple[CallSyntax, ...] = (
     HARMONY,
     FUNCTIONARY,
     FUNCTIONARY_V3_2,
+    FUNCTIONARY_V2,
     SOLAR,
     LLAMA4_JSON,
     LLAMA_JSON,

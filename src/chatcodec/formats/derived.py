@@ -29,7 +29,7 @@ from chatcodec.formats.probe import (
     read_framing,
     without_unasked_prompt,
 )
-from chatcodec.formats.calls import CANDIDATES, HERMES, RECIPIENT_MARK, CallSyntax
+from chatcodec.formats.calls import CANDIDATES, HERMES, RECIPIENT_MARKS, CallSyntax
 from chatcodec.formats.syntax import (
     KNOWN_ANSWER_TAGS,
     KNOWN_REASONING_PHRASES,
@@ -138,17 +138,19 @@ def derive_format(
 
 def recipient_mark_in_answer(framing: Framing) -> Framing:
     """The answer's, not the header's, the mark an assistant header ends with where each part
-    of the answer begins with it and names its recipient (Functionary v3.2's ``>>>``, then
-    ``all\n`` and the text to the user, or a function's name and its arguments): a second
-    part's mark then reads as the first's, and the prompt's mark as the first part's."""
+    of the answer begins with it and names its recipient (Functionary's ``>>>`` and
+    ``<|recipient|>``, then ``all`` and the text to the user, or a function's name and its
+    arguments): a second part's mark then reads as the first's, and the prompt's mark as the
+    first part's."""
     header = framing.headers.get("assistant", "")
-    if not header.endswith(RECIPIENT_MARK) or framing.answer_open != "all\n":
+    mark = next((mark for mark in RECIPIENT_MARKS if header.endswith(mark)), None)
+    if mark is None or header == mark or not framing.answer_open.startswith("all\n"):
         return framing
     return replace(
         framing,
-        headers={**framing.headers, "assistant": header[: -len(RECIPIENT_MARK)]},
-        answer_open=RECIPIENT_MARK + framing.answer_open,
-        prefills=tuple((RECIPIENT_MARK + text, keywords) for text, keywords in framing.prefills),
+        headers={**framing.headers, "assistant": header[: -len(mark)]},
+        answer_open=mark + framing.answer_open,
+        prefills=tuple((mark + text, keywords) for text, keywords in framing.prefills),
     )
 
 

@@ -131,6 +131,8 @@ ANSWER_OPEN_VARIANTS: dict[str, tuple[str, ...]] = {
     ),
     # Functionary v3.2's answer, its ``>>>`` written again after the prompt's.
     ">>>all\n": (">>>>>>all\n",),
+    # Functionary v2.2's text to the user in a message of its own, after a call.
+    "<|recipient|>all\n<|content|>": ("\n<|from|>assistant\n<|recipient|>all\n<|content|>",),
 }
 
 # Optional parts whose terminal carries no role: two of them spelled alike can be one terminal.
