@@ -441,37 +441,37 @@ KIMI = CallSyntax(
     # ("functions." with no ":INDEX" after the name is no id: the call names nothing).
     reader_options=(("name_pattern", r"^(?!functions\.(?!.*:\d+$))(?:functions\.)?(?P<name>.+?)(?::\d+)?$"), ("name_is_id", True)),
 )
-# Functionary v3.2: each part of the answer follows ">>>" and names its recipient, "all" for
-# the user (the answer's opening, ">>>all\n") or a function; a call's arguments run to the next
-# part or the answer's end. (The template's assistant header ends with the first ">>>", which
-# is moved into the answer: ``RECIPIENT_MARKS``.)
-RECIPIENT_MARK = ">>>"
-# Functionary v2.2: a part is a message of its own, ``<|from|>assistant\n<|recipient|>NAME\n
-# <|content|>…``; the template's assistant header ends with the first ``<|recipient|>``.
-NEXT_RECIPIENT = "\n<|from|>assistant\n<|recipient|>"
-RECIPIENT_MARKS = (RECIPIENT_MARK, "<|recipient|>")
-FUNCTIONARY_V2 = CallSyntax(
-    name="functionary_v2",
-    piece="recipient_parts",
-    reader="name_then_arguments",
-    description="<|from|>assistant\n<|recipient|>NAME\n<|content|>{…} (after <|recipient|>all\n<|content|> and the text to the user)",
-    call_open=frozenset({"CALL_BEGIN"}),
-    call_close=frozenset({"CALL_BEGIN", "ANSWER_OPEN"}),
-    closes_at_end=True,
-    spellings=spelled(("CALL_BEGIN", ("<|recipient|>", NEXT_RECIPIENT, NEXT_RECIPIENT[1:])), ("CALL_SEP", ("\n<|content|>",))),
-    markers=("<|recipient|>", "<|content|>"),
+def _recipient_parts(name: str, description: str, mark: tuple[str, ...], separator: str, markers: tuple[str, ...]) -> CallSyntax:
+    """Each part of the answer follows a mark and names its recipient: "all", the user (the
+    answer's opening), or a function, whose arguments run to the next part or the answer's end.
+    The template's assistant header ends with the first mark, which is moved into the answer
+    (``RECIPIENT_MARKS``): the prompt's mark then opens the first part as a later one does."""
+    return CallSyntax(
+        name=name,
+        piece="recipient_parts",
+        reader="name_then_arguments",
+        description=description,
+        call_open=frozenset({"CALL_BEGIN"}),
+        call_close=frozenset({"CALL_BEGIN", "ANSWER_OPEN"}),  # (the next part, to a function or the user)
+        closes_at_end=True,
+        spellings=spelled(("CALL_BEGIN", mark), ("CALL_SEP", (separator,))),
+        markers=markers,
+    )
+
+
+RECIPIENT_MARKS = (">>>", "<|recipient|>")
+# Functionary v3.2: ">>>all\n" and the text, ">>>NAME\n{…}" a call. (A model may write a newline
+# before the mark, or the mark again after the prompt's.)
+FUNCTIONARY_V3_2 = _recipient_parts(
+    "functionary_v3_2", ">>>NAME\n{…} (after >>>all\n and the text to the user)", (">>>", "\n>>>", ">>>>>>"), "\n", (">>>",)
 )
-FUNCTIONARY_V3_2 = CallSyntax(
-    name="functionary_v3_2",
-    piece="recipient_parts",
-    reader="name_then_arguments",
-    description=">>>NAME\n{…} (after >>>all\n and the text to the user)",
-    call_open=frozenset({"CALL_BEGIN"}),
-    call_close=frozenset({"CALL_BEGIN", "ANSWER_OPEN"}),  # (the next part, to a function or the user)
-    closes_at_end=True,
-    # (A model may write a newline before the mark, or the mark again after the prompt's.)
-    spellings=spelled(("CALL_BEGIN", (RECIPIENT_MARK, "\n" + RECIPIENT_MARK, RECIPIENT_MARK * 2)), ("CALL_SEP", ("\n",))),
-    markers=(RECIPIENT_MARK,),
+# Functionary v2.2: each later part is a message of its own, "<|from|>assistant\n<|recipient|>".
+FUNCTIONARY_V2 = _recipient_parts(
+    "functionary_v2",
+    "<|from|>assistant\n<|recipient|>NAME\n<|content|>{…} (after <|recipient|>all\n<|content|> and the text to the user)",
+    ("<|recipient|>", "\n<|from|>assistant\n<|recipient|>", "<|from|>assistant\n<|recipient|>"),
+    "\n<|content|>",
+    ("<|recipient|>", "<|content|>"),
 )
 SOLAR = CallSyntax(
     name="solar",
