@@ -349,7 +349,8 @@ class Codec:
         source = self.source_for(tools)
         message_dicts, plain = self._template_messages(messages, source)
         definitions = tool_dicts(tools)
-        if definitions is not None and not template_needs(source).reads_tools:
+        needs = template_needs(source)
+        if definitions is not None and not needs.reads_tools:
             # Validated, but neither looked through nor copied for a template that never reads them.
             definitions = None
         if on_special_tokens != "ignore":
@@ -367,7 +368,7 @@ class Codec:
                 continue_final_message=continue_final_message,
                 name=self.name,
                 plain_messages=plain,
-                mapping_arguments=template_needs(source).arguments == "dict",
+                mapping_arguments=needs.arguments == "dict",
             )
 
         with clock(self._clock) if self._clock is not None else _no_context():

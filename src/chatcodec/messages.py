@@ -30,6 +30,7 @@ from pydantic import (
 )
 
 from chatcodec.errors import InvalidMessageError
+from chatcodec.parse.json_scan import FINITE_DECODER
 from chatcodec.schema_refs import with_local_refs_resolved
 
 KNOWN_ROLES = ("system", "developer", "user", "assistant", "tool", "ipython")
@@ -334,20 +335,6 @@ def _plain_calls(calls: Any, form: str) -> list[dict[str, Any]] | None:
     return out
 
 
-def _finite(literal: str) -> float:
-    value = float(literal)
-    if value in (_INFINITY, -_INFINITY):
-        raise ValueError(f"{literal} is too large for a float")  # (it would be written Infinity)
-    return value
-
-
-def _no_constant(literal: str) -> float:
-    raise ValueError(f"{literal} is no JSON")
-
-
-_INFINITY = float("inf")
-# JSON whose every number a float holds, and no NaN or Infinity: what ``json.dumps`` writes back.
-_WRITABLE = json.JSONDecoder(parse_float=_finite, parse_constant=_no_constant)
 # A JSON escape of half a surrogate pair: decoded alone, it is no character UTF-8 can write.
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
@@ -358,7 +345,7 @@ def object_of(text: str) -> dict[str, Any] | None:
     the same value (``1e999`` would be written ``Infinity``; ``"\\ud800"`` becomes a character
     no UTF-8 text holds). Such text, as malformed text, stays the text the model wrote."""
     try:
-        parsed = _WRITABLE.decode(text)
+        parsed = FINITE_DECODER.decode(text)
     except (ValueError, RecursionError):
         return None
     if not isinstance(parsed, dict):

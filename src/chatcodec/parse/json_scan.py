@@ -35,6 +35,18 @@ def _refuse_constant(name: str) -> object:
 _decoder = STRICT_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
 
 
+def _finite_float(literal: str) -> float:
+    value = float(literal)
+    if value in (_INFINITY, -_INFINITY):
+        raise ValueError(f"{literal} is too large for a float")  # (it would be written Infinity)
+    return value
+
+
+_INFINITY = float("inf")
+# As strict, and every number a float holds: what ``json.dumps`` writes back as the same JSON.
+FINITE_DECODER = json.JSONDecoder(parse_float=_finite_float, parse_constant=_refuse_constant)
+
+
 def loads_json(text: str) -> object:
     """``text`` as JSON, strictly (NaN and Infinity refused with a ``ValueError``)."""
     return _decoder.decode(text)

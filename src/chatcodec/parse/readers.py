@@ -19,7 +19,7 @@ from typing import Any
 
 from chatcodec.parse.attributes import without_attributes
 from chatcodec.parse.engine import STRAY, Piece
-from chatcodec.parse.json_scan import JsonWalk, MemberEvent, ValueScanner, dumps_finite, is_json_object, loads_json
+from chatcodec.parse.json_scan import STRICT_DECODER, JsonWalk, MemberEvent, ValueScanner, dumps_finite, is_json_object, loads_json
 from chatcodec.parse.python_source import expression
 from chatcodec.parse.toolcalls import ToolCallBlock, ToolCalls
 
@@ -2304,12 +2304,10 @@ def _member_text(body: str, key: str, value: object) -> str | None:
     told from the same key written inside a string)."""
     for member in re.finditer(rf'"{re.escape(key)}"\s*:\s*', body):
         try:
-            found, end = _RAW_DECODER.raw_decode(body, member.end())
+            found, end = STRICT_DECODER.raw_decode(body, member.end())
         except (ValueError, RecursionError):
             continue
         if found == value:
             return body[member.end() : end]
     return None
 
-
-_RAW_DECODER = json.JSONDecoder()
