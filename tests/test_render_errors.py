@@ -272,3 +272,16 @@ def _rendered_from_text_and_from_a_dict(codec: chatcodec.Codec, text: str, value
     rendered = codec.render([tool_call({"name": "f", "arguments": text})])
     assert rendered == codec.render([tool_call({"name": "f", "arguments": value})])
     return rendered
+
+
+def test_a_template_that_needs_the_models_end_token_says_how_to_give_it() -> None:
+    codec = chatcodec.load(CORPUS / "Mistral-Small-3.2-24B-Instruct-2506.jinja")
+    with pytest.raises(chatcodec.TemplateRenderError) as raised:
+        codec.render([USER, {"role": "assistant", "content": "yo"}])
+    assert "(message 1, role 'assistant'): 'eos_token' is undefined" in str(raised.value)
+    assert "special_tokens={'eos_token': ...}" in str(raised.value)
+    # Reading its format says so too, not only that an answer does not render.
+    with pytest.raises(chatcodec.UnsupportedTemplateError, match=r"does not render \(.*'eos_token' is undefined"):
+        _ = codec.format
+    loaded = chatcodec.load(CORPUS / "Mistral-Small-3.2-24B-Instruct-2506.jinja", special_tokens={"bos_token": "<s>", "eos_token": "</s>"})
+    assert loaded.render([USER, {"role": "assistant", "content": "yo"}]).endswith("yo</s>")

@@ -251,8 +251,10 @@ def read_framing(name: str, probes: Probes) -> Framing:
 
     pair = probes.get("ua", [_user(), _assistant()])
     if pair is None or ASSISTANT not in pair:
+        # Say why where the template said (Mistral's templates need an eos_token to end a turn).
+        reason = f" ({probes.errors['ua']})" if probes.errors.get("ua") else ""
         raise FramingNotFound(
-            f"template {name!r} does not write a format chatcodec can parse: an assistant answer does not render"
+            f"template {name!r} does not write a format chatcodec can parse: an assistant answer does not render{reason}"
         )
     three = probes.get("uau", [_user(), _assistant(), _user(USER_2)])
     glues = [_between(pair, USER, ASSISTANT) or ""]

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextvars
 import dataclasses
 import json
+import re
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -391,6 +392,20 @@ def hf_template_messages(messages: Sequence[Mapping[str, Any]], *, plain: bool =
     return result
 
 
+# A template that writes the model's own tokens reads them from the tokenizer's configuration.
+UNDEFINED_SPECIAL_TOKEN = re.compile(r"^'((?:bos|eos|pad|unk|sep|cls|mask)_token)' is undefined$")
+
+
+def _special_token_hint(exc: TemplateError) -> str:
+    found = UNDEFINED_SPECIAL_TOKEN.match(str(exc))
+    if found is None:
+        return ""
+    return (
+        f" (the template writes the model's {found.group(1)}: load the model's folder, which holds it, "
+        f"or give it: special_tokens={{{found.group(1)!r}: ...}})"
+    )
+
+
 def render_source(
     source: str,
     messages: Sequence[Mapping[str, Any]],
@@ -444,7 +459,9 @@ def render_source(
         raise TemplateSecurityError(f"{label} blocked by the sandbox{_where(exc, context)}: {exc}") from None
     except TemplateError as exc:
         # raise_exception(...) and Jinja's own errors ('x' is undefined, unknown filter...).
-        raise TemplateRenderError(f"{label} raised an error{_where(exc, context, mapping_arguments)}: {exc}") from None
+        raise TemplateRenderError(
+            f"{label} raised an error{_where(exc, context, mapping_arguments)}: {exc}{_special_token_hint(exc)}"
+        ) from None
     except RecursionError:
         raise TemplateRenderError(f"{label} failed: recursion too deep") from None
     except MemoryError:
