@@ -354,6 +354,41 @@ def test_cohere_answers_end_at_end_response_without_the_end_token(template: str)
     assert not result.diagnostics and result.finish_reason == "stop"
 
 
+# vLLM tests/tool_parsers/test_kimi_k3_tool_parser.py: the server strips <|end_of_msg|>, which
+# ends every Kimi K3 turn, and the answer ends with <|close|>message<|sep|>. A template read
+# alone, with no end-of-sequence token given, still tells its stop token: the one every turn
+# ends with.
+@pytest.mark.parametrize(
+    ("template", "text", "content"),
+    [
+        ("Moonshot-Kimi-K3", "Hello<|close|>message<|sep|>", "Hello"),
+        ("Moonshot-Kimi-K3", "Hello<|close|>response<|sep|><|close|>message<|sep|>", "Hello"),
+        ("Moonshot-Kimi-K3", "Hello<|close|>message<|sep|><|end_of_msg|>", "Hello"),
+        ("Cohere-command-a-03-2025", "Hello there<|END_RESPONSE|>", "Hello there"),
+    ],
+)
+def test_a_template_read_alone_ends_its_answer_without_the_stop_token(template: str, text: str, content: str) -> None:
+    codec = chatcodec.load(CORPUS / f"{template}.jinja")
+    prompt = codec.render([{"role": "user", "content": "hi"}], add_generation_prompt=True, thinking=False)
+    result = parse_both_ways(codec, text, prompt=prompt)
+    assert result.message.content == content
+    assert not result.diagnostics and result.finish_reason == "stop"
+
+
+@pytest.mark.parametrize("eos_token", ["<|im_end|>", None])
+def test_an_answer_closing_tag_leaves_no_newline_as_the_end_of_a_turn(eos_token: str | None) -> None:
+    # ERNIE 4.5 Thinking ends an answer with </response>\n<|im_end|>: with the tag taken away
+    # (an answer the model leaves unclosed) the turn ends at <|im_end|>, not at a newline.
+    tokens = {"eos_token": eos_token} if eos_token else {}
+    codec = chatcodec.load(CORPUS / "Baidu-ERNIE-4.5-21B-A3B-Thinking.jinja", special_tokens=tokens)
+    assert not any(not end.strip() for end in codec.format.framing.end)
+    prompt = codec.render([{"role": "user", "content": "hi"}], add_generation_prompt=True)
+    for text in ["r\n</think>\n\n<response>\nline1\nline2\n</response>\n<|im_end|>", "r</think>\nline1\nline2"]:
+        result = parse_both_ways(codec, text, prompt=prompt)
+        assert (result.message.reasoning_content, result.message.content) == ("r", "line1\nline2")
+        assert not result.diagnostics and result.finish_reason == "stop"
+
+
 def test_command_a_reasoning_closes_its_thinking_before_a_call_or_nothing() -> None:
     template = "Cohere-command-a-reasoning-08-2025"
     call = '<|START_ACTION|>[{"tool_call_id": "0", "tool_name": "foo", "parameters": {"query": "q"}}]<|END_ACTION|>'

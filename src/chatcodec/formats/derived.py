@@ -38,11 +38,27 @@ from chatcodec.formats.syntax import (
     ReasoningSyntax,
 )
 from chatcodec.parse.stream import StreamParser
+from chatcodec.check.special_tokens import TOKEN_SHAPE
 
 
 # An end of turn, and the end of message its template writes beside it (Llama 3.1+ and
 # Llama 4's end of a turn that awaits a tool's answer).
 ALTERNATE_ENDS = (("<|eot_id|>", "<|eom_id|>"), ("<|eot|>", "<|eom|>"))
+
+
+def closing_token_of_every_turn(framing: Framing) -> str | None:
+    """The special token every turn's footer ends with, where an answer's footer has more
+    before it (Kimi K3's ``<|close|>message<|sep|><|end_of_msg|>``): the model's stop token,
+    which a server strips, when no end-of-sequence token is given (a template read alone)."""
+    footer = framing.footers.get("assistant", "").rstrip(WHITESPACE)
+    last = None
+    for last in TOKEN_SHAPE.finditer(footer):
+        pass
+    if last is None or last.end() != len(footer) or not footer[: last.start()].strip(WHITESPACE):
+        return None
+    token = last.group()
+    footers = [f.rstrip(WHITESPACE) for f in framing.footers.values() if f.strip(WHITESPACE)]
+    return token if all(f.endswith(token) for f in footers) else None
 
 
 def derive_format(
@@ -76,16 +92,17 @@ def derive_format(
         )
     ):
         framing = replace(framing, end=(*framing.end, eos_token))
-    if eos_token and eos_token.strip():
+    stop_token = eos_token if eos_token and eos_token.strip() else closing_token_of_every_turn(framing)
+    if stop_token:
         # The model stops at the end-of-sequence token, and a server strips it from what it
         # returns: a footer that holds it (Command A's <|END_RESPONSE|><|END_OF_TURN_TOKEN|>,
         # or with the next turn's opening after it) ends the answer without it too. (Not with
         # it: where the next turn's header begins with the token, that would take it away.)
-        short = [end[: end.index(eos_token)] for end in framing.end if eos_token in end]
+        short = [end[: end.index(stop_token)] for end in framing.end if stop_token in end]
         # A footer that opens with the token and goes on to a turn of the template's own
         # (Command R's tool-use templates write a system turn of instructions after the last
         # one): the model stops at the token, which ends the answer.
-        short += [eos_token for end in framing.end if end.startswith(eos_token) and end != eos_token]
+        short += [stop_token for end in framing.end if end.startswith(stop_token) and end != stop_token]
         added = tuple(dict.fromkeys(end for end in short if end.strip() and end not in framing.end))
         if added:
             framing = replace(framing, end=(*framing.end, *added))
@@ -282,7 +299,13 @@ def with_answer_opening(probes: Probes, framing: Framing, reasoning: ReasoningSy
         # <|close|>response<|sep|>, then <|close|>message<|sep|>…): its calls come after
         # that closing tag, and the turn ends after them without it.
         answer_close = closing
-        unclosed = tuple(end[len(closing) :] for end in framing.end if end.startswith(closing))
+        # (Not what is whitespace alone once the tag is taken away, ERNIE's ``</response>\n``:
+        # a newline is no end of a turn.)
+        unclosed = tuple(
+            end[len(closing) :]
+            for end in framing.end
+            if end.startswith(closing) and end[len(closing) :].strip(WHITESPACE) and end[len(closing) :] not in framing.end
+        )
         framing = replace(framing, end=(*framing.end, *unclosed))
     if not answer_open and reasoning is not None:
         # Tags the system prompt asks the answer to be written between (Granite 3.3: "write
