@@ -150,6 +150,7 @@ FORMATS: dict[str, str | Variant | Learned] = {
     "deepseek_v3_1": "DeepSeek-V3.1",
     "deepseek_v4": "DeepSeek-V4",
     "gpt_oss_20b": "OpenAI-gpt-oss-20b-2025-08-07",
+    "gpt_oss_20b_first": "OpenAI-gpt-oss-20b-2025-08-04",  # its calls end with <|end|>
     "gemma4_interleaved": "Google-gemma-4-31B-it-interleaved",
     # MiniMax-M1's template never writes the <think> blocks the model does.
     "minimax_m1_think": Variant("MiniMax-M1", reasoning_tags=("<think>", "</think>")),

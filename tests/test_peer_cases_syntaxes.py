@@ -558,11 +558,13 @@ def test_text_after_a_list_of_python_calls_is_content(template: str, text: str, 
     assert result.finish_reason == "tool_calls"
 
 
-GPT_OSS_TEMPLATES = ["OpenAI-gpt-oss-120b", "OpenAI-gpt-oss-20b-2025-08-07"]
+# (gpt-oss-20b's first template revision ends a call with <|end|> itself; the model writes
+# what the later ones do.)
+GPT_OSS_TEMPLATES = ["OpenAI-gpt-oss-120b", "OpenAI-gpt-oss-20b-2025-08-07", "OpenAI-gpt-oss-20b-2025-08-04"]
 
 
 # llama.cpp test-chat.cpp (gpt-oss structured_output): the final channel constrained to JSON.
-@pytest.mark.parametrize("template", ["OpenAI-gpt-oss-120b", "OpenAI-gpt-oss-20b-2025-08-07"])
+@pytest.mark.parametrize("template", GPT_OSS_TEMPLATES)
 @pytest.mark.parametrize("header", ["<|channel|>final <|constrain|>json<|message|>", "<|channel|>final<|constrain|>json<|message|>"])
 def test_gpt_oss_final_channel_constrained_to_json(template: str, header: str) -> None:
     text = "<|channel|>analysis<|message|>I need to output the invoice.<|end|><|start|>assistant" + header + '{"amount": 13.5}'
@@ -575,7 +577,7 @@ def test_gpt_oss_final_channel_constrained_to_json(template: str, header: str) -
 # final answer): a header the model begins with and then supersedes with the next <|channel|>.
 # Before, the reasoning's tag was stray and the answer, after the <|end|>, was left out of the
 # message.
-@pytest.mark.parametrize("template", ["OpenAI-gpt-oss-120b", "OpenAI-gpt-oss-20b-2025-08-07"])
+@pytest.mark.parametrize("template", GPT_OSS_TEMPLATES)
 @pytest.mark.parametrize(
     ("text", "reasoning"),
     [
@@ -633,7 +635,7 @@ def test_gpt_oss_completion_that_repeats_the_prompts_header(
 # Ollama server/routes_harmony_streaming_test.go (tool call parsed and returned correctly): a
 # call ended with a message's <|end|> where its <|call|> belongs, and another message after it.
 # Before, the call stayed open to the end: the rest was content with its tokens, and `length`.
-@pytest.mark.parametrize("template", ["OpenAI-gpt-oss-120b", "OpenAI-gpt-oss-20b-2025-08-07"])
+@pytest.mark.parametrize("template", GPT_OSS_TEMPLATES)
 @pytest.mark.parametrize(
     "after",
     ["<|start|>assistant<|message|>The weather is sunny<|end|>", "<|start|>assistant<|channel|>final<|message|>The weather is sunny<|return|>"],
@@ -645,10 +647,12 @@ def test_gpt_oss_call_ended_by_a_messages_end(template: str, after: str) -> None
     result = parse_both(template, text, prompt=prompt)
     assert calls(result) == [("get_weather", {"location": "San Francisco"})]
     assert result.message.content == "The weather is sunny"
-    assert [d.kind for d in result.diagnostics] == ["noncanonical"] and result.finish_reason == "tool_calls"
+    canonical = template.endswith("2025-08-04")  # (its own template ends a call so)
+    assert [d.kind for d in result.diagnostics] == ([] if canonical else ["noncanonical"])
+    assert result.finish_reason == "tool_calls"
 
 
-GPT_OSS = ["OpenAI-gpt-oss-120b", "OpenAI-gpt-oss-20b-2025-08-07"]
+GPT_OSS = GPT_OSS_TEMPLATES
 SEARCH = '{"query":"x"}'
 
 

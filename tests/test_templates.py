@@ -298,6 +298,8 @@ CALL_SYNTAX: dict[str, str] = {
     **dict.fromkeys(["MeetKai-functionary-medium-v3.1", "MeetKai-functionary-medium-v3.1-llamacpp-first"], "functionary"),
     # <|start|>assistant to=functions.NAME<|channel|>commentary json<|message|>{...}<|call|>
     **dict.fromkeys(["OpenAI-gpt-oss-120b", "OpenAI-gpt-oss-20b-2025-08-05", "OpenAI-gpt-oss-20b-2025-08-07"], "harmony"),
+    # <|start|>assistant to=functions.NAME<|channel|>commentary json<|message|>{...}<|end|>
+    "OpenAI-gpt-oss-20b-2025-08-04": "harmony_end_closed",
 }
 HERMES_TEMPLATES = {name for name, syntax in CALL_SYNTAX.items() if syntax == "hermes"}
 DEEPSEEK_TEMPLATES = {name: syntax for name, syntax in CALL_SYNTAX.items() if syntax.startswith("deepseek")}

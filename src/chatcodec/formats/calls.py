@@ -575,6 +575,16 @@ HARMONY = CallSyntax(
     reader_options=(("builtin_openers", ("<|channel|>analysis to=", "<|channel|>commentary to=")),),
 )
 
+# gpt-oss-20b's first template revision writes the recipient in the header and ends a call
+# with the message's <|end|>; the model writes the calls as the later revisions do, ended
+# by <|call|>: both are read.
+HARMONY_END_CLOSED = replace(
+    HARMONY,
+    name="harmony_end_closed",
+    description="<|start|>assistant to=functions.NAME<|channel|>commentary json<|message|>{…}<|end|>",
+    spellings=tuple((name, (*options, "<|end|>") if name == "CALL_END" else options) for name, options in HARMONY.spellings),
+)
+
 # -- XML parameters -------------------------------------------------------------------------------
 
 
@@ -928,6 +938,7 @@ CANDIDATES: tuple[CallSyntax, ...] = (
     HYPERCLOVAX,
     GEMMA,
     HARMONY,
+    HARMONY_END_CLOSED,
     FUNCTIONARY,
     FUNCTIONARY_V3_2,
     FUNCTIONARY_V2,

@@ -38,7 +38,21 @@ SHARED_SPELLINGS: tuple[tuple[str, str], ...] = (
     # server took (HyperCLOVA X's <|im_end|>).
     ("CALL_CLOSE", "END"),
     ("CALL_CLOSE", "SYSTEM_END"),
+    # A call closed by its message's end (gpt-oss-20b's first template: <|end|>) is closed there
+    # where a call is open, and the turn ends there where none is.
+    ("CALL_END", "END"),
 )
+
+
+def _shared(spelling: str, names: list[str]) -> tuple[str, tuple[str, ...]]:
+    """The delimiter a spelling is where no state prefers another, and the ones it prefers, in
+    ``SHARED_SPELLINGS`` order; a spelling shared any other way is an error."""
+    for base in names:
+        pairs = [next((i for i, p in enumerate(SHARED_SPELLINGS) if p == (other, base)), None) for other in names if other != base]
+        if all(i is not None for i in pairs):
+            preferred = sorted((other for other in names if other != base), key=lambda o: SHARED_SPELLINGS.index((o, base)))
+            return base, tuple(preferred)
+    raise GrammarError(f"{spelling!r} spells both {names[0]} and {names[1]}")
 
 
 @dataclass(frozen=True)
@@ -74,7 +88,9 @@ class FamilyGrammar:
         except LarkGrammarError as exc:
             raise GrammarError(f"grammar {name!r} is not LALR: {exc}") from None
         self.spellings: dict[str, str] = {}  # spelling -> delimiter terminal
-        self._preferred: dict[str, str] = {}  # a shared spelling -> the delimiter it is first
+        # A shared spelling -> the delimiters it is first, in order, where a state takes them.
+        self._preferred: dict[str, tuple[str, ...]] = {}
+        spelled_by: dict[str, list[str]] = {}
         terminals = {t.name: t for table in self.tables.values() for t in table.terminals}
         for terminal in terminals.values():
             pattern = terminal.pattern
@@ -87,18 +103,17 @@ class FamilyGrammar:
             for spelling in options:
                 if not spelling:
                     raise GrammarError(f"delimiter {terminal.name} can be empty")
-                previous = self.spellings.setdefault(spelling, terminal.name)
-                if previous == terminal.name:
-                    continue
-                pair = next((p for p in SHARED_SPELLINGS if {previous, terminal.name} == set(p)), None)
-                if pair is None:
-                    raise GrammarError(f"{spelling!r} spells both {previous} and {terminal.name}")
+                names = spelled_by.setdefault(spelling, [])
+                if terminal.name not in names:
+                    names.append(terminal.name)
+        for spelling, names in spelled_by.items():
+            self.spellings[spelling] = names[0]
+            if len(names) > 1:
                 # The spelling is the other delimiter's (what its shortest spelling is, what a
-                # rendered transcript's turn ends), and the preferred one's where a state takes it.
-                self.spellings[spelling] = pair[1]
-                self._preferred[spelling] = pair[0]
+                # rendered transcript's turn ends), and the preferred ones' where a state takes them.
+                self.spellings[spelling], self._preferred[spelling] = _shared(spelling, names)
         # (A delimiter whose every spelling is shared is one still: where a state takes it.)
-        self.delimiters = frozenset(self.spellings.values()) | frozenset(self._preferred.values())
+        self.delimiters = frozenset(self.spellings.values()) | frozenset(t for ts in self._preferred.values() for t in ts)
         # Outside its strings, JSON text is made of these characters only (NaN and Infinity
         # being Python's extensions). If no delimiter begins with one (whitespace aside), none
         # can begin inside a complete JSON value except within a string, and the engine may
@@ -148,7 +163,10 @@ class FamilyGrammar:
 
     def _build_state(self, actions: dict[str, object]) -> StateInfo:
         accepted = {s: t for s, t in self.spellings.items() if t in actions}
-        accepted.update({s: t for s, t in self._preferred.items() if t in actions})
+        for spelling, preferred in self._preferred.items():
+            taken = next((t for t in preferred if t in actions), None)
+            if taken is not None:
+                accepted[spelling] = taken
         # A spelling the state rejects is still worth reporting as stray, unless it is ordinary
         # text everywhere else: whitespace, or a bracket or two of punctuation (a separator
         # ", ", a bare "{" that opens Llama's calls, Qwen3-Coder's ">"), which would also be
