@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 
 import chatcodec
+from chatcodec.errors import GrammarError
+from chatcodec.parse.grammar import FamilyGrammar
 from chatcodec.parse.transcript import TranscriptReader
 from template_corpus import special_tokens
 
@@ -109,3 +111,36 @@ def test_a_turn_end_token_ends_an_answer_that_leaves_a_json_string_open(template
         chunks = [text[at : at + size] for at in range(0, len(text), size)]
         chunked = TranscriptReader(codec.format, text).read(chunks)
         assert [(m.role, m.content) for m in chunked.messages] == [(m.role, m.content) for m in transcript.messages]
+
+
+# One spelling for three delimiters (gpt-oss-20b's first template ends a reasoning message, a
+# call and the turn with <|end|>): each state takes the one it accepts, the preferred first.
+SHARED_END_GRAMMAR = """
+completion: THINK_OPEN REASONING? THINK_CLOSE call? END
+call: CALL_BEGIN TOOL_ARGUMENTS? CALL_END
+THINK_OPEN: "<think>"
+THINK_CLOSE: "<|end|>"
+CALL_BEGIN: "<call>"
+CALL_END: "<|end|>"
+END: "<|end|>"
+%declare REASONING TOOL_ARGUMENTS
+"""
+
+
+def test_a_spelling_shared_by_three_delimiters_is_the_one_each_state_takes() -> None:
+    grammar = FamilyGrammar("shared", SHARED_END_GRAMMAR)
+    assert grammar.spellings["<|end|>"] == "END"
+    taken = set()
+    for state, actions in grammar.tables["completion"].states.items():
+        accepted = grammar.state_info("completion", state).matcher.accepted
+        if "<|end|>" in accepted:
+            expected = next(t for t in ("THINK_CLOSE", "CALL_END", "END") if t in actions)
+            assert accepted["<|end|>"] == expected
+            taken.add(expected)
+    assert taken == {"THINK_CLOSE", "CALL_END", "END"}
+
+
+def test_a_spelling_shared_by_delimiters_that_may_not_share_one_is_an_error() -> None:
+    text = SHARED_END_GRAMMAR.replace('THINK_OPEN: "<think>"', 'THINK_OPEN: "<call>"')
+    with pytest.raises(GrammarError, match=r"'<call>' spells both"):
+        FamilyGrammar("clash", text)
