@@ -1163,6 +1163,30 @@ def test_the_newlines_before_a_qwen3_coder_call_are_the_calls(template: str) -> 
     assert report.text_survived and not [loss for loss in report.losses if loss.kind == "content_changed"]
 
 
+# llama.cpp test-chat.cpp (Qwen3-Coder XML): models indent the function's tag inside
+# <tool_call>, or leave a blank line: the opening is the call's all the same.
+@pytest.mark.parametrize("template", ["Qwen-Qwen3-Coder", "Qwen-Qwen3.5-4B", "Qwen3-Coder-30B-A3B-Instruct"])
+@pytest.mark.parametrize("gap", ["\n  ", "\n\n", " ", "\n    ", "\n\t"])
+def test_an_indented_qwen3_coder_function_tag_opens_the_call(template: str, gap: str) -> None:
+    text = f"I'll look.<tool_call>{gap}<function=special_function>\n    <parameter=arg1>\n1\n</parameter>\n  </function>\n</tool_call>"
+    result = parse_both(template, text)
+    assert calls(result) == [("special_function", {"arg1": 1})]
+    assert result.message.content == "I'll look." and result.diagnostics == []
+
+
+# Ollama model/parsers/qwen3coder_bare_test.go (prose that mentions a tag): a name the answer's
+# end token cuts holds no call; the end is read, and the text is whole.
+@pytest.mark.parametrize("template", ["Qwen-Qwen3-Coder", "Qwen3-Coder-30B-A3B-Instruct"])
+def test_a_function_name_cut_by_the_end_token_is_text_and_the_answer_ends(template: str) -> None:
+    result = parse_both(template, "the tag <function=foo is documented here.<|im_end|>")
+    assert result.message.content == "the tag <function=foo is documented here."
+    assert result.finish_reason == "stop" and not result.message.tool_calls
+    assert [d.kind for d in result.diagnostics] == ["noncanonical", "malformed_tool_call"]
+    # Without the end token the text may have been cut inside a call's name.
+    result = parse_both(template, "the tag <function=foo is documented here")
+    assert result.finish_reason == "length"
+
+
 # vLLM tests/tool_parsers/test_gemma4_tool_parser.py (TestParseGemma4Args: empty_value,
 # stray_closing_bracket): a value Gemma's syntax cannot read is kept as the text the model wrote,
 # a string, and the reading goes on; the arguments stay JSON and the call is malformed.

@@ -653,8 +653,11 @@ QWEN3_CODER = xml_syntax(
     "<tool_call><function=NAME><parameter=KEY>VALUE</parameter></function></tool_call>",
     # The templates write the content trimmed, a newline, then "\n<tool_call>": both newlines
     # are the call's (the content read back is the content rendered).
+    # (Models also indent the function's tag, as llama.cpp's tests write it.)
     call_open=tuple(
-        lead + "<tool_call>" + tail + "<function=" for lead in ("", "\n", "\n\n") for tail in ("", "\n")
+        lead + "<tool_call>" + tail + "<function="
+        for lead in ("", "\n", "\n\n")
+        for tail in ("", "\n", "\n\n", " ", "\n  ", "\n    ", "\n\t")
     )
     # Qwen3-Coder models sometimes leave out <tool_call> and </tool_call>: the function's own
     # tags are the call's then (read, with a ``noncanonical`` diagnostic).

@@ -865,10 +865,12 @@ class AssistantAssembler:
                 elif kind in family.call_close:
                     self._call = None
                     self._close_call(call, closed=True)
-                elif self._closes_at_end and (
-                    kind in family.end or (kind in family.reasoning_close and self._resume_reasoning)
+                elif kind in family.end or (
+                    self._closes_at_end and kind in family.reasoning_close and self._resume_reasoning
                 ):
-                    # A call with no closing delimiter ends with the answer.
+                    # A call with no closing delimiter ends with the answer; so does one whose
+                    # name the answer's end token cuts (where the grammar reads it there: no
+                    # name holds one), which its reader finds malformed, and the text whole.
                     call.raw.pop()
                     call.spans.pop()
                     self._call = None
