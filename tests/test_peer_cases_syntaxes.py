@@ -1163,6 +1163,23 @@ def test_the_newlines_before_a_qwen3_coder_call_are_the_calls(template: str) -> 
     assert report.text_survived and not [loss for loss in report.losses if loss.kind == "content_changed"]
 
 
+# vLLM tests/tool_parsers/test_openai_tool_parser.py (not_json_no_content_type), Ollama
+# model/parsers qwen3vl (WrapsToolCallParseErrors): a malformed call's diagnostic tells text that
+# is no JSON (from which character) from JSON cut short.
+@pytest.mark.parametrize(
+    ("template", "text", "message"),
+    [
+        ("OpenAI-gpt-oss-120b", "<|channel|>commentary to=functions.f<|message|>foo<|call|>", "the arguments are not JSON from character 0 on"),
+        ("OpenAI-gpt-oss-120b", '<|channel|>commentary to=functions.f json<|message|>{"a": tru<|call|>', "the tool call's JSON is incomplete"),
+        ("Qwen3-0.6B", '<tool_call>{"name":"foo","arguments":{broken</tool_call>', "the arguments are not JSON from character 1 on"),
+        ("Qwen3-0.6B", '<tool_call>{"name":"foo","arguments":{"a": 1.</tool_call>', "the tool call's JSON is incomplete"),
+    ],
+)
+def test_a_malformed_calls_diagnostic_tells_no_json_from_json_cut_short(template: str, text: str, message: str) -> None:
+    result = parse_both(template, text)
+    assert [(d.kind, d.message) for d in result.diagnostics] == [("malformed_tool_call", f"tool call 0: {message}")]
+
+
 # llama.cpp test-chat.cpp (Qwen3-Coder XML): models indent the function's tag inside
 # <tool_call>, or leave a blank line: the opening is the call's all the same.
 @pytest.mark.parametrize("template", ["Qwen-Qwen3-Coder", "Qwen-Qwen3.5-4B", "Qwen3-Coder-30B-A3B-Instruct"])

@@ -52,6 +52,27 @@ def loads_json(text: str) -> object:
     return _decoder.decode(text)
 
 
+# What a JSON literal or number cut short may end with (``tru``, ``-1.``, ``2e+``).
+_CUT_SHORT_ATOM = re.compile(r"t(?:r(?:ue?)?)?|f(?:a(?:l(?:se?)?)?)?|n(?:u(?:ll?)?)?|-?[0-9]*\.?[0-9]*(?:[eE][+-]?[0-9]*)?")
+
+
+def first_wrong_character(text: str) -> int | None:
+    """Where text stops being the start of any JSON value (``foo`` at 0, ``{"a": 1 x`` at 8),
+    or None where more text could make it JSON (it was cut short)."""
+    try:
+        STRICT_DECODER.decode(text)
+        return None
+    except json.JSONDecodeError as exc:
+        if exc.doc is not text:  # (NaN or Infinity, which the strict decoder refuses)
+            return max(text.find(exc.doc), 0)
+        rest = text[exc.pos :].rstrip()
+        if not rest or exc.msg.startswith("Unterminated string") or _CUT_SHORT_ATOM.fullmatch(rest):
+            return None
+        return exc.pos
+    except (ValueError, RecursionError):
+        return None
+
+
 def dumps_finite(value: object) -> str | None:
     """``value`` as JSON text; None where it holds a number JSON cannot write (an infinite
     float, from a number too large such as ``1e999``, or NaN), or is nested too deep to write

@@ -18,7 +18,7 @@ from typing import Any
 
 from chatcodec.events import ContentDelta, Event, ReasoningDelta, ToolCallArgumentsDelta, ToolCallEnd, ToolCallStart
 from chatcodec.messages import new_tool_call_id
-from chatcodec.parse.json_scan import JsonWalk, is_json_object, loads_json
+from chatcodec.parse.json_scan import JsonWalk, first_wrong_character, is_json_object, loads_json
 
 
 @dataclass
@@ -295,7 +295,11 @@ class ToolCalls:
             self._as_content(call)
             return
         if call.walk is not None and not call.walk.complete and call.error is None and closed:
-            call.error = "the tool call's JSON is incomplete"
+            # (Cut short, or no JSON from some character on: ``foo`` where JSON belongs.)
+            wrong = first_wrong_character("".join(call.arguments_parts)) if call.arguments_parts else None
+            call.error = (
+                "the tool call's JSON is incomplete" if wrong is None else f"the arguments are not JSON from character {wrong} on"
+            )
         stray = call.after_value if any(text.strip() for _, text in call.after_value) else []
         if not call.arguments_parts:
             self.arguments_text(call, "{}")
