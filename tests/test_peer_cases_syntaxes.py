@@ -2029,6 +2029,35 @@ def test_llama_built_in_tool_calls_read_back() -> None:
     assert result.finish_reason == "length" and result.message.content == '<|python_tag|>brave_search.call(query="wea'
 
 
+# SGLang test_function_call_parser.py (Llama32: test_with_python_tag_prefix) and
+# test_llama32_detector.py (test_normal_text_before_python_tag): text before <|python_tag|>, a
+# special token, is the answer's content and the calls follow it; a bare JSON object after text
+# is still text (vLLM's llama3_json tests: a JSON call is the whole answer).
+@pytest.mark.parametrize("template", ["Llama-3.1-8B-Instruct", "Llama-3.2-3B-Instruct"])
+@pytest.mark.parametrize(
+    ("text", "content", "expected"),
+    [
+        ('Some intro. <|python_tag|>{"name": "get_weather", "parameters": {}}', "Some intro.", [("get_weather", {})]),
+        (
+            'Let me check. <|python_tag|>{"name": "get_weather", "arguments": {"city": "Tokyo"}}',
+            "Let me check.",
+            [("get_weather", {"city": "Tokyo"})],
+        ),
+        (
+            'Two.\n<|python_tag|>{"name": "f", "parameters": {}}; {"name": "g", "parameters": {"a": 1}}',
+            "Two.",
+            [("f", {}), ("g", {"a": 1})],
+        ),
+        ('Searching. <|python_tag|>brave_search.call(query="x")', "Searching.", [("brave_search", {"query": "x"})]),
+        ('Here is one: {"name": "f", "parameters": {}}', 'Here is one: {"name": "f", "parameters": {}}', []),
+    ],
+)
+def test_llama_calls_after_text_open_with_the_python_tag(template: str, text: str, content: str, expected: list[tuple[str, Any]]) -> None:
+    result = parse_both(template, text)
+    assert result.message.content == content and calls(result) == expected
+    assert not result.diagnostics and result.finish_reason == ("tool_calls" if expected else "stop")
+
+
 # vLLM tests/tool_parsers (Kimi K2, invalid_funcall_id_skipped): "functions." with no ":INDEX"
 # after the name is no call id; the call names nothing and stays text, said so, and the next
 # call is read.

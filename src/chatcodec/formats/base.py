@@ -286,8 +286,12 @@ def compose(
     # the end).
     messages = calls is not None and calls.preamble and reasoning is not None and not calls.whole_turn
     if calls is not None and calls.whole_turn:
-        # Calls that are the whole answer (Llama's JSON) come only where no content precedes.
-        choice = f"({answer_open} CONTENT? {answer_close}? | CONTENT | calls)?" if answer_close else f"{opening}(CONTENT | calls)?"
+        # Calls that are the whole answer (Llama's JSON) come only where no content precedes,
+        # unless opened by a special token (``calls_after_text``, where the syntax has them).
+        text = "CONTENT calls_after_text?" if "calls_after_text:" in pieces[-1] else "CONTENT"
+        choice = (
+            f"({answer_open} CONTENT? {answer_close}? | {text} | calls)?" if answer_close else f"{opening}({text} | calls)?"
+        )
         rules = [f"body: {reasoned if reasoning else ''}{choice}"]
     elif messages:
         rules = [

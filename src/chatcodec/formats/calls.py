@@ -359,23 +359,30 @@ FUNCTOOLS = CallSyntax(
     # Phi-4-mini's template renders no calls; its tools block is <|tool|>...<|/tool|>.
     template_markers=("<|tool|>", "<|/tool|>"),
 )
-_LLAMA_OPENS = tuple(
-    sep + tag + "{"
-    for sep in ("", " ", "\n", "\n\n", ";", "; ", ";\n", "; \n")
-    for tag in ("", "<|python_tag|>")
-)
+_LLAMA_SEPARATORS = ("", " ", "\n", "\n\n", ";", "; ", ";\n", "; \n")
+_LLAMA_BARE_OPENS = tuple(sep + "{" for sep in _LLAMA_SEPARATORS)
+_LLAMA_TAGGED_OPENS = tuple(sep + "<|python_tag|>{" for sep in _LLAMA_SEPARATORS)
+_LLAMA_OPENS = _LLAMA_BARE_OPENS + _LLAMA_TAGGED_OPENS
 LLAMA_JSON = CallSyntax(
     name="llama_json",
     piece="objects_or_builtin_whole_turn",
     reader="json_or_builtin",
-    description='{"name": …, "parameters": {…}} as the whole answer; several joined by ";"; <|python_tag|>NAME.call(…) for a built-in tool',
+    description='{"name": …, "parameters": {…}} as the whole answer (after text, only behind <|python_tag|>); several joined by ";"; <|python_tag|>NAME.call(…) for a built-in tool',
     whole_turn=True,
     closes_at_end=True,
-    call_open=frozenset({"CALL_OPEN", "CALL_NEXT", "BUILTIN_OPEN"}),
-    call_close=frozenset({"CALL_OPEN", "CALL_NEXT"}),
+    call_open=frozenset({"CALL_OPEN", "CALL_NEXT", "TAGGED_OPEN", "TAGGED_NEXT", "BUILTIN_OPEN"}),
+    call_close=frozenset({"CALL_OPEN", "CALL_NEXT", "TAGGED_OPEN", "TAGGED_NEXT"}),
     # Every call opens the same way, the first or the next (after ";", a newline, another
-    # <|python_tag|>, or nothing): one terminal. A built-in tool's call is Python after the tag.
-    spellings=spelled(("CALL_OPEN", _LLAMA_OPENS), ("CALL_NEXT", _LLAMA_OPENS), ("BUILTIN_OPEN", ("<|python_tag|>",))),
+    # <|python_tag|>, or nothing): one terminal, and one for the openings with the tag, the
+    # only ones that open calls after text (SGLang's tests: "Some intro. <|python_tag|>{…}").
+    # A built-in tool's call is Python after the tag.
+    spellings=spelled(
+        ("CALL_OPEN", _LLAMA_BARE_OPENS),
+        ("CALL_NEXT", _LLAMA_BARE_OPENS),
+        ("TAGGED_OPEN", _LLAMA_TAGGED_OPENS),
+        ("TAGGED_NEXT", _LLAMA_TAGGED_OPENS),
+        ("BUILTIN_OPEN", ("<|python_tag|>", " <|python_tag|>", "\n<|python_tag|>")),
+    ),
     markers=('{"name"', '"parameters"'),
     reader_options=(("opened", True),),
 )
