@@ -7,6 +7,7 @@ import json
 from dataclasses import replace
 from typing import Any
 
+from chatcodec.check.special_tokens import TOKEN_SHAPE
 from chatcodec.errors import ChatCodecError, GrammarError
 from chatcodec.formats.base import Format
 from chatcodec.formats.framing import WHITESPACE, Framing, grammar_piece
@@ -38,7 +39,6 @@ from chatcodec.formats.syntax import (
     ReasoningSyntax,
 )
 from chatcodec.parse.stream import StreamParser
-from chatcodec.check.special_tokens import TOKEN_SHAPE
 
 
 # An end of turn, and the end of message its template writes beside it (Llama 3.1+ and
@@ -51,9 +51,7 @@ def closing_token_of_every_turn(framing: Framing) -> str | None:
     before it (Kimi K3's ``<|close|>message<|sep|><|end_of_msg|>``): the model's stop token,
     which a server strips, when no end-of-sequence token is given (a template read alone)."""
     footer = framing.footers.get("assistant", "").rstrip(WHITESPACE)
-    last = None
-    for last in TOKEN_SHAPE.finditer(footer):
-        pass
+    last = next(reversed(list(TOKEN_SHAPE.finditer(footer))), None)
     if last is None or last.end() != len(footer) or not footer[: last.start()].strip(WHITESPACE):
         return None
     token = last.group()

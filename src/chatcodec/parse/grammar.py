@@ -48,10 +48,9 @@ def _shared(spelling: str, names: list[str]) -> tuple[str, tuple[str, ...]]:
     """The delimiter a spelling is where no state prefers another, and the ones it prefers, in
     ``SHARED_SPELLINGS`` order; a spelling shared any other way is an error."""
     for base in names:
-        pairs = [next((i for i, p in enumerate(SHARED_SPELLINGS) if p == (other, base)), None) for other in names if other != base]
-        if all(i is not None for i in pairs):
-            preferred = sorted((other for other in names if other != base), key=lambda o: SHARED_SPELLINGS.index((o, base)))
-            return base, tuple(preferred)
+        others = [other for other in names if other != base]
+        if all((other, base) in SHARED_SPELLINGS for other in others):
+            return base, tuple(sorted(others, key=lambda other: SHARED_SPELLINGS.index((other, base))))
     raise GrammarError(f"{spelling!r} spells both {names[0]} and {names[1]}")
 
 
