@@ -1204,6 +1204,29 @@ def test_a_function_name_cut_by_the_end_token_is_text_and_the_answer_ends(templa
     assert result.finish_reason == "length"
 
 
+# mlx-lm tests/test_tool_parsing.py (test_gemma4) and vllm-mlx's Gemma 4 tests
+# (test_multiple_tool_calls_in_one_block): Gemma 4 writes several calls in one block, each
+# after the last one's closing brace; its template writes one a block.
+@pytest.mark.parametrize("template", ["Google-gemma-4-31B-it", "Google-gemma-4-31B-it-interleaved"])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            '<|tool_call>call:glob{pattern:<|"|>README*.md<|"|>}call:glob{pattern:<|"|>CONTRIBUTING.md<|"|>}<tool_call|>',
+            [("glob", {"pattern": "README*.md"}), ("glob", {"pattern": "CONTRIBUTING.md"})],
+        ),
+        (
+            '<|tool_call>call:search{query:<|"|>x<|"|>,limit:3} call:configure{settings:{on:true}}<tool_call|>',
+            [("search", {"query": "x", "limit": 3}), ("configure", {"settings": {"on": True}})],
+        ),
+    ],
+)
+def test_gemma_calls_written_in_one_block(template: str, text: str, expected: list[tuple[str, Any]]) -> None:
+    result = parse_both(template, text)
+    assert calls(result) == expected and result.message.content is None
+    assert not result.diagnostics and result.finish_reason == "tool_calls"
+
+
 # vLLM tests/tool_parsers/test_gemma4_tool_parser.py (TestParseGemma4Args: empty_value,
 # stray_closing_bracket): a value Gemma's syntax cannot read is kept as the text the model wrote,
 # a string, and the reading goes on; the arguments stay JSON and the call is malformed.

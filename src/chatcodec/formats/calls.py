@@ -903,10 +903,14 @@ GEMMA = CallSyntax(
     piece="gemma",
     reader="gemma",
     description='<|tool_call>call:NAME{key:<|"|>value<|"|>}<tool_call|>',
+    call_open=frozenset({"CALL_OPEN", "CALL_NEXT"}),
+    call_close=frozenset({"CALL_CLOSE", "CALL_NEXT"}),
     spellings=spelled(
         # (vLLM's tests document ``<|tool_call>:call:`` in real output: read, noncanonical.)
         ("CALL_OPEN", ("<|tool_call>call:", "<|tool_call>:call:")),
         ("ARGS_OPEN", ("{",)),
+        # (mlx-lm and others read them: "call:a{…}call:b{…}" in one block.)
+        ("CALL_NEXT", ("}call:", "} call:", "}\ncall:")),
         # The template answers a call in the model's own turn: the model stops at
         # <|tool_response>, which is no part of its answer.
         ("CALL_CLOSE", ("<tool_call|>", "<tool_call|><|tool_response>")),

@@ -842,6 +842,8 @@ class AssistantAssembler:
             if call is not None:
                 if kind in family.call_close and kind in family.call_open:
                     # It ends one call and opens the next: it belongs to the next.
+                    if self._reader is not None:
+                        self._reader.ended_by(call, piece)
                     self._call = None
                     self._close_call(call, closed=True)
                     self._open_call(piece)

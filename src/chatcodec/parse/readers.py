@@ -46,6 +46,9 @@ class CallReader:
     def close(self, call: ToolCallBlock) -> None:
         """The block is about to be finished: write what the arguments still lack."""
 
+    def ended_by(self, call: ToolCallBlock, piece: Piece) -> None:
+        """A delimiter ends the call and opens the next (before ``close``)."""
+
     def ends_whole(self, call: ToolCallBlock) -> bool | None:
         """The text ended in a block with no closing delimiter and no JSON body: is what it
         holds whole (True), cut short (False), or is there no telling (None)?"""
@@ -1780,6 +1783,13 @@ class GemmaReader(CallReader):
             self.calls.name_complete(call, "".join(call.name_parts).strip(), piece.start)
             if call.index is not None:
                 self.calls.arguments_text(call, "{")
+
+    def ended_by(self, call: ToolCallBlock, piece: Piece) -> None:
+        # ``}call:`` between two calls of one block: its brace closes this call's arguments,
+        # where they are open (after arguments closed already, or a reading that stopped at an
+        # error, it is the delimiter's alone).
+        if call.index is not None and call.error is None and call.state["mode"] != "end":
+            self.text(call, Piece("GEMMA_ARGS", "}", piece.start))
 
     def close(self, call: ToolCallBlock) -> None:
         if call.name is None:
