@@ -98,8 +98,9 @@ def test_the_halves_give_the_whole_parse(name: str) -> None:
 
 def test_a_call_inside_reasoning_is_handed_over_behind_the_tag() -> None:
     """Hand-checked: the reasoning before the call is the reasoning half's, the call and the
-    reasoning after it the tool half's; in one delta, all of it goes to the tool half. Where the
-    block is closed in the same delta, the call was reasoning: the half hands over after it."""
+    text after it the tool half's (a block never closed ended at its call: that text is the
+    answer); in one delta, all of it goes to the tool half. Where the block is closed in the
+    same delta, the call was reasoning: the half hands over after it."""
     codec = chatcodec.load("qwen3")
     prompt = codec.render([{"role": "user", "content": "hi"}], add_generation_prompt=True)
     call = '<tool_call>\n{"name": "f", "arguments": {}}\n</tool_call>'
@@ -111,7 +112,7 @@ def test_a_call_inside_reasoning_is_handed_over_behind_the_tag() -> None:
     client = Client()
     tool_half = ToolHalf(codec, None)
     client.take(tool_half.feed(split.rest) + tool_half.finish())
-    assert client.reading() == ("R2", "", [("f", "{}")])
+    assert client.reading() == ("", "R2", [("f", "{}")])
     half = ReasoningHalf(codec, prompt, resend_reasoning=False)
     assert half.feed("<think>\nR1 ").reasoning == "R1 "
     split = half.feed(call + "R2</think>C")

@@ -119,10 +119,15 @@ def test_reasoning_resumes_after_a_call_inside_it(codec_name: str) -> None:
     assert [c.function.name for c in result.message.tool_calls or []] == ["b"]
     assert result.message.reasoning_content == "R1" + call("a") + "R2" and not result.message.content
     assert [d.kind for d in result.diagnostics] == ["tool_call_in_reasoning"] and result.finish_reason == "tool_calls"
+    # A block never closed ended at its first call (vLLM's and llama.cpp's reading; llama.cpp
+    # test-chat.cpp, Ling: "Prose after the last tool call is content").
     unclosed = parse_both(codec, "R1" + call("a") + "R2", reasoning=True)
     assert [c.function.name for c in unclosed.message.tool_calls or []] == ["a"]
-    assert unclosed.message.reasoning_content == "R1R2"
-    assert [d.kind for d in unclosed.diagnostics] == ["tool_call_in_reasoning"] and unclosed.finish_reason == "length"
+    assert (unclosed.message.reasoning_content, unclosed.message.content) == ("R1", "R2")
+    assert [d.kind for d in unclosed.diagnostics] == ["tool_call_in_reasoning"] and unclosed.finish_reason == "tool_calls"
+    two = parse_both(codec, "R1" + call("a") + "R2" + call("b") + "R3", reasoning=True)
+    assert [c.function.name for c in two.message.tool_calls or []] == ["a", "b"]
+    assert (two.message.reasoning_content, two.message.content) == ("R1", "R2R3")
 
 
 # SGLang test_reasoning_parser_apertus_cohere.py (test_bare_tools_prefix_without_bracket_is_reasoning):

@@ -1180,6 +1180,21 @@ def test_a_malformed_calls_diagnostic_tells_no_json_from_json_cut_short(template
     assert [(d.kind, d.message) for d in result.diagnostics] == [("malformed_tool_call", f"tool call 0: {message}")]
 
 
+# llama.cpp test-chat.cpp (Ling 3.0, "Prose after the last tool call is content"): the prompt
+# opens the think block and the model calls a tool at once, then writes to the user; the block,
+# never closed, ended at the call.
+def test_prose_after_a_call_in_a_think_block_never_closed_is_content() -> None:
+    template = "InclusionAI-Ling-3.0-flash"
+    tools = [{"type": "function", "function": {"name": "get_time", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]
+    prompt = codec_for(template).render([{"role": "user", "content": "Hey there!"}], add_generation_prompt=True, tools=tools)
+    assert prompt.endswith("<think>")
+    text = "<tool_call>get_time\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>\nThe time has been checked."
+    result = parse_both(template, text, prompt=prompt, tools=tools)
+    assert calls(result) == [("get_time", {"city": "Paris"})]
+    assert (result.message.reasoning_content, result.message.content) == (None, "\nThe time has been checked.")
+    assert result.finish_reason == "tool_calls" and [d.kind for d in result.diagnostics] == ["tool_call_in_reasoning"]
+
+
 # llama.cpp test-chat.cpp (Qwen3-Coder XML): models indent the function's tag inside
 # <tool_call>, or leave a blank line: the opening is the call's all the same.
 @pytest.mark.parametrize("template", ["Qwen-Qwen3-Coder", "Qwen-Qwen3.5-4B", "Qwen3-Coder-30B-A3B-Instruct"])

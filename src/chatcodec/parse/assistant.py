@@ -35,6 +35,7 @@ class _Hold:
     the call was text the model thought, not a call it made)."""
 
     __slots__ = (
+        "after_call",
         "call_opened",
         "calls_at",
         "content_at",
@@ -60,6 +61,9 @@ class _Hold:
         self.content_at = len(assembler._content_blocks)
         self.reasoning_at = len(assembler._reasoning_blocks)
         self.calls_at = len(assembler._calls)
+        # Where the reasoning resumed after the first call read in the block: events (after
+        # the hold's first), spans and reasoning blocks from there (``_resumed_reasoning_is_content``).
+        self.after_call: tuple[int, int, int] | None = None
         self.reported = assembler._call_in_reasoning_reported
         self.stray_reported = assembler._stray_reported
 
@@ -412,6 +416,8 @@ class AssistantAssembler:
             return []
         if self._hold is not None:
             # The reasoning block never ended: the call inside it was a call.
+            if self._call is None:
+                self._resumed_reasoning_is_content()
             self._release_hold(as_reasoning=None)
         self._decide_leading(as_reasoning=False)
         self._flush_stray_blank()
@@ -623,6 +629,32 @@ class AssistantAssembler:
                 "tool_call_in_reasoning", hold.start, "a tool call written inside a reasoning block that is closed after it; kept as reasoning"
             )
 
+    def _resumed_reasoning_is_content(self) -> None:
+        """A reasoning block with a call in it that the answer never closes: the block ended at
+        its first call (as vLLM's and llama.cpp's parsers read it), and the text read as
+        reasoning resumed after that call is the answer's content. (Only where no closing tag
+        follows: a block closed after its calls keeps them as the text the model thought.)"""
+        hold = self._hold
+        if hold is None or hold.after_call is None or not self._in_reasoning:
+            return
+        out = self._out
+        events_at, spans_at, blocks_at = hold.after_call
+        self.compact()
+        moved = "".join(self._reasoning_blocks[blocks_at:])
+        del self._reasoning_blocks[blocks_at:]
+        if moved:
+            self._content_blocks.append(moved)
+        for at in range((out.held_from or 0) + events_at, len(out.events)):
+            event = out.events[at]
+            if isinstance(event, ReasoningDelta):
+                out.events[at] = ContentDelta(event.text)
+        for at in range(spans_at, len(out.spans)):
+            if out.spans[at].kind == "reasoning":
+                out.spans[at] = out.spans[at]._replace(kind="content")
+        if out.open_span is not None and out.open_span[0] == "reasoning" and len(out.spans) >= spans_at:
+            out.open_span[0] = "content"
+        self._in_reasoning = False
+
     def _decide_leading(self, *, as_reasoning: bool) -> None:
         """Text read before it could be told apart is now known to be reasoning or content."""
         pieces, self._undecided = self._undecided, []
@@ -665,6 +697,13 @@ class AssistantAssembler:
         if self._resume_reasoning:
             self._resume_reasoning = False
             self._in_reasoning = True
+            hold = self._hold
+            if hold is not None and hold.after_call is None and self._calls[hold.calls_at :]:
+                self.compact()
+                out = self._out
+                # (Events counted from where the hold began: a stream's reader takes those before.)
+                events = len(out.events) - (out.held_from or 0)
+                hold.after_call = (events, len(out.spans) + (out.open_span is not None), len(self._reasoning_blocks))
             # Empty until reasoning text follows the call (text in the call that is no part of
             # it is such text).
             self._resumed_empty = not "".join(self._reasoning[reasoning_before:]).strip()
@@ -929,6 +968,8 @@ class AssistantAssembler:
             elif kind in family.reasoning_close:
                 self._in_reasoning = False
             elif kind in family.end:
+                if self._in_reasoning and self._hold is not None and self._call is None:
+                    self._resumed_reasoning_is_content()
                 if self._in_reasoning:
                     self._in_reasoning = False
                     self._out.diagnose("unclosed_reasoning", piece.start, "the message ends inside a reasoning block")
