@@ -1195,6 +1195,15 @@ def test_prose_after_a_call_in_a_think_block_never_closed_is_content() -> None:
     assert result.finish_reason == "tool_calls" and [d.kind for d in result.diagnostics] == ["tool_call_in_reasoning"]
 
 
+# Ollama model/parsers/minicpm5_test.go (tool_call_with_arguments_wrapper): the parameters
+# wrapped in <arguments>, which the template does not write, are the call's.
+def test_minicpm_parameters_wrapped_in_arguments() -> None:
+    text = '<function name="get_weather"><arguments><param name="city">Paris</param></arguments></function>'
+    result = parse_both("OpenBMB-MiniCPM5-1B", text)
+    assert calls(result) == [("get_weather", {"city": "Paris"})]
+    assert result.message.content is None and not result.diagnostics and result.finish_reason == "tool_calls"
+
+
 # llama.cpp test-chat.cpp (Qwen3-Coder XML): models indent the function's tag inside
 # <tool_call>, or leave a blank line: the opening is the call's all the same.
 @pytest.mark.parametrize("template", ["Qwen-Qwen3-Coder", "Qwen-Qwen3.5-4B", "Qwen3-Coder-30B-A3B-Instruct"])

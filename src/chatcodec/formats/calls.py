@@ -821,13 +821,15 @@ MINICPM = xml_syntax(
     "minicpm",
     '<function name="NAME"><param name="KEY">VALUE</param></function>',
     call_open=around('<function name="', before="\n"),
-    name_end=('">',),
+    # (Models also wrap the parameters in <arguments>…</arguments>, as Ollama's tests write
+    # them: read too. The name's end and a parameter's are one delimiter.)
+    name_end=('">', '"><arguments>'),
     param_open=('<param name="',),
-    param_name_end=('">',),
+    param_name_end=('">', '"><arguments>'),
     param_close=("</param>",),
     # A CDATA value ends only at its block's end: the tags it holds are its text.
     cdata=(('"><![CDATA[',), ("]]></param>",)),
-    call_close=("</function>",),
+    call_close=("</function>", "</arguments></function>"),
     markers=('<function name="', '<param name="'),
 )
 
