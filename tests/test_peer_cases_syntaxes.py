@@ -2175,6 +2175,13 @@ def _kept_as_content(text: str, result: ParseResult) -> str:
             [("f", {"x": 1}), ("g", {"x": 1})],
             '{"name": "f", "arguments": {"x": 2}}',
         ),
+        # (Blank lines between the objects, where a stream's delta may end: found by the fuzz.)
+        (
+            "MiniMax-M1",
+            '<tool_calls>\n{"name": "f", "arguments": {}}\n\n\n{"name": "g", "arguments" {"query": "x"}}\n</tool_calls>',
+            [("f", {}), ("g", {})],
+            '{"query": "x"}}',
+        ),
         ("AI21-Jamba-Large-1.6", '<tool_calls>[{"name": "f", "arguments": {"x": 1}}, {invalid}]</tool_calls>', [("f", {"x": 1})], "{invalid}]"),
         ("NVIDIA-Nemotron-Nano-9B-v2", '<TOOLCALL>[{"name": "f", "arguments": {"x": 1}}, {bad]</TOOLCALL>', [("f", {"x": 1})], "{bad]"),
     ],
@@ -2185,6 +2192,9 @@ def test_an_element_of_a_list_of_calls_that_is_no_json_is_kept_as_content(
     result = parse_both(template, text, tools=["f", "g"])
     assert calls(result) == expected
     assert result.message.content == content == _kept_as_content(text, result)
+    for cut in range(1, len(text)):  # (two deltas, cut anywhere)
+        _, streamed = feed_in_chunks(codec_for(template), text, [cut, len(text)], tools=["f", "g"])
+        assert streamed.message.content == content, cut
     assert "malformed_tool_call" in [d.kind for d in result.diagnostics]
     assert result.finish_reason == "tool_calls"
 

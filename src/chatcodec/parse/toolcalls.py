@@ -259,9 +259,11 @@ class ToolCalls:
         """The list's text from where its JSON stopped to its end, given back as text."""
         failed_at = block.walk.failed_at if block.walk is not None else -1
         end = block.inner_end()
-        if block.start <= failed_at < end and not block.after_value:
+        if block.start <= failed_at < end and not any(text.strip() for _, text in block.after_value):
             written = "".join(block.raw)
-            block.after_value.append((failed_at, written[failed_at - block.start : end - block.start]))
+            # (Whitespace kept after an element, where a delta ended, was between two elements
+            # once the list went on: it is no text after the list.)
+            block.after_value = [(failed_at, written[failed_at - block.start : end - block.start])]
 
     def _dropped_elements(self, block: ToolCallBlock) -> list[tuple[int, str]]:
         """The elements of a list of calls that are no call (a tool ``tools=`` does not have,
