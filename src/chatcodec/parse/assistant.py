@@ -968,8 +968,7 @@ class AssistantAssembler:
             elif kind in family.reasoning_close:
                 self._in_reasoning = False
             elif kind in family.end:
-                if self._in_reasoning and self._hold is not None and self._call is None:
-                    self._resumed_reasoning_is_content()
+                self._resumed_reasoning_is_content()  # (where a call in an open block was read)
                 if self._in_reasoning:
                     self._in_reasoning = False
                     self._out.diagnose("unclosed_reasoning", piece.start, "the message ends inside a reasoning block")
