@@ -421,10 +421,28 @@ def test_minimax_m1_reasoning_named_by_the_caller() -> None:
     # vLLM's MiniMax-M1 reasoning tests: the model writes <think>…</think>, which its template
     # never shows; named at load, the block is reasoning (and a call inside it is read, said so).
     path = TEMPLATES / "MiniMax-M1.jinja"
-    assert codec_for("MiniMax-M1").format.reasoning is None
     codec = chatcodec.load(path, special_tokens=special_tokens(path), reasoning_tags=("<think>", "</think>"))
     start = codec.render([{"role": "user", "content": "hi"}], tools=TOOLS, add_generation_prompt=True)
     result = parse_both_ways(codec, "<think>\nThis is a reasoning section\n</think>\nThis is the rest", prompt=start, tools=TOOLS)
     assert (result.message.reasoning_content, result.message.content) == ("This is a reasoning section", "This is the rest")
     with pytest.raises(ValueError, match="reasoning_tags"):
         chatcodec.load(path, reasoning_tags=("<think>", " "))
+
+
+# vLLM's tests/tool_parsers/test_minimax_tool_parser.py (thinking tags): MiniMax-M1 thinks in
+# <think>…</think>, which its template never writes; the template's default system prompt names
+# the model, and so the tags are known without being named at load. A call the model only
+# thought of stays in the reasoning; the one after the block is the call.
+@pytest.mark.parametrize("with_prompt", [False, True])
+def test_minimax_m1_knows_its_think_tags(with_prompt: bool) -> None:
+    codec = codec_for("MiniMax-M1")
+    assert codec.format.reasoning is not None and codec.format.reasoning.open_tag == "<think>"
+    start = codec.render([{"role": "user", "content": "hi"}], add_generation_prompt=True) if with_prompt else None
+    thought = '<tool_calls>{"name": "ignored", "arguments": {}}</tool_calls>'
+    text = f'<think>{thought}</think><tool_calls>{{"name": "real_tool", "arguments": {{"param": "value"}}}}</tool_calls>'
+    result = parse_both_ways(codec, text, prompt=start)
+    assert result.message.reasoning_content == thought
+    assert result.message.content is None
+    assert calls(result) == [("real_tool", {"param": "value"})]
+    plain = parse_both_ways(codec, "No thinking here.", prompt=start)
+    assert (plain.message.reasoning_content, plain.message.content, plain.finish_reason) == (None, "No thinking here.", "stop")

@@ -35,6 +35,7 @@ from chatcodec.formats.syntax import (
     KNOWN_ANSWER_TAGS,
     KNOWN_REASONING_PHRASES,
     KNOWN_REASONING_TAGS,
+    MODEL_REASONING_TAGS,
     OPENING_VARIANTS,
     ReasoningSyntax,
 )
@@ -113,6 +114,8 @@ def derive_format(
     )
     if alternates:
         framing = replace(framing, end=(*framing.end, *alternates))
+    if reasoning_tags is None:
+        reasoning_tags = next((tags for line, tags in MODEL_REASONING_TAGS if line in template_source), None)
     if reasoning_tags is not None:
         reasoning: ReasoningSyntax | None = ReasoningSyntax.from_tags(*reasoning_tags)
     else:

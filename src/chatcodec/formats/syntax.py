@@ -116,6 +116,13 @@ OPENING_VARIANTS: dict[str, tuple[str, ...]] = {
     ),
 }
 
+# Reasoning tags a model writes that its template never does, told by a line of the template
+# (the model's name in its default system prompt). MiniMax-M1 thinks in <think>…</think> before
+# every answer, as vLLM's MiniMax parsers read it; its template shows no reasoning at all.
+MODEL_REASONING_TAGS: tuple[tuple[str, tuple[str, str]], ...] = (
+    ("based on MiniMax-M1 model", ("<think>", "</think>")),
+)
+
 # Tags around the visible answer, after the reasoning, that a system prompt may ask for.
 KNOWN_ANSWER_TAGS: tuple[tuple[str, str], ...] = (
     ("<response>", "</response>"),

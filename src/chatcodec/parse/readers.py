@@ -742,7 +742,7 @@ class XmlParametersReader(CallReader):
                 self._param_done(call)
                 call.error = call.error or "a parameter's closing tag is left out"
             self._name_done(call, piece.start)
-            state.update(where="param_name", key_parts=[], value_parts=[], streaming=False)
+            state.update(where="param_name", key_parts=[], value_parts=[], streaming=False, param_open=piece)
         elif where == "name" and kind in self._NAME_ENDS:
             self._name_done(call, piece.start)
         elif where == "param_name" and (kind in self._NAME_ENDS or kind == "PARAM_NAME_END"):
@@ -828,8 +828,11 @@ class XmlParametersReader(CallReader):
             key = "".join(state.pop("key_parts"))
             if not call.cut_short:
                 # A parameter's name that never ended, the call's end written after it: the
-                # text is no parameter, and goes to the content.
-                call.after_value.append((state["key_start"], key))
+                # text is no parameter, and goes to the content, with the tag that opened it.
+                start, opened = state["key_start"], state.get("param_open")
+                if opened is not None and opened.start + len(opened.text) == start:
+                    start, key = opened.start, opened.text + key
+                call.after_value.append((start, key))
             # (A name the text ends in was cut short with the call: no parameter, and no text
             # of the answer either; it stays in the call's span.)
         whole = None

@@ -205,7 +205,7 @@ class ToolCalls:
             return
         named = [call for call in block.children if call.index is not None]
         if not named:
-            self._as_content(block)
+            self._as_content(block, closed=closed)
             return
         if block.walk is not None and not block.walk.finished and closed:
             # The list's closing tag came before its JSON ended: the last call is cut short,
@@ -294,7 +294,7 @@ class ToolCalls:
 
     def _finish_one(self, call: ToolCallBlock, *, closed: bool, spans: bool) -> None:
         if call.index is None:
-            self._as_content(call)
+            self._as_content(call, closed=closed)
             return
         if call.walk is not None and not call.walk.complete and call.error is None and closed:
             # (Cut short, or no JSON from some character on: ``foo`` where JSON belongs.)
@@ -367,15 +367,20 @@ class ToolCalls:
             self._add_content(text)
             self._emit(ContentDelta(text))
 
-    def _as_content(self, call: ToolCallBlock) -> None:
-        """A block that never became a tool call (bad JSON, no name, unknown tool) is text where
-        it stands: content, or reasoning inside a reasoning block that goes on after it."""
+    def _as_content(self, call: ToolCallBlock, *, closed: bool = True) -> None:
+        """A block that never became a tool call (bad JSON, no name, unknown tool, or the text
+        ended before its name did) is text where it stands: content, or reasoning inside a
+        reasoning block that goes on after it."""
         kind = self._stray_kind()
         rejected = call.rejected or next((c.rejected for c in call.children if c.rejected), None)
         if rejected is not None:
             self._diagnose("unknown_tool", call.start, f"{rejected}; the block is kept as {kind}")
         else:
-            reason = call.error or (call.walk.error if call.walk is not None else None) or "no tool name was found"
+            if "".join(call.name_parts).strip():
+                unnamed = "the tool call's name is followed by no arguments"
+            else:
+                unnamed = "no tool name was found" if closed else "the text ends before the tool call's name does"
+            reason = call.error or (call.walk.error if call.walk is not None else None) or unnamed
             self._diagnose("malformed_tool_call", call.start, f"{reason}; the block is kept as {kind}")
         text = "".join(call.raw)[call.hidden :]
         if not text:
@@ -401,8 +406,15 @@ def _carved(
     cut_ends = [cut_end for _, cut_end in cuts]
     out: list[tuple[str, int, int, str | None]] = []
     for kind, start, end, name in spans:
-        if kind == "delimiter" or kind == as_kind:
+        if kind == as_kind:
             out.append((kind, start, end, name))
+            continue
+        if kind == "delimiter":
+            # (A tag whose text went with the stray text: the tag that opened a parameter's
+            # name which never ended.)
+            index = bisect_right(cut_ends, start)
+            covered = index < len(cuts) and cuts[index][0] <= start and end <= cuts[index][1]
+            out.append((as_kind, start, end, None) if covered else (kind, start, end, name))
             continue
         at = start  # where the span's text not yet given out begins
         touched = False
