@@ -3602,3 +3602,34 @@ def test_a_mistral_name_with_no_arguments_is_content_and_says_so() -> None:
     ]
     bare = parse_both("Mistral-Small-3.2-24B-Instruct-2506", "[TOOL_CALLS]")
     assert [d.message for d in bare.diagnostics] == ["no tool name was found; the block is kept as content"]
+
+
+# vLLM's example templates for Mistral 7B v0.3 (examples/tool_chat_template_mistral_official and
+# _parallel): a plain answer begins with a space, a call's turn with "[TOOL_CALLS] [" and none.
+# The space was taken for the header of every answer, and the calls read from after the first
+# space in "[TOOL_CALLS] [": no syntax read them back, and a bare JSON list was guessed.
+@pytest.mark.parametrize("template", ["vLLM-Mistral-official", "vLLM-Mistral-parallel"])
+def test_vllm_mistral_templates_read_their_calls(template: str) -> None:
+    assert codec_for(template).describe()["calls"]["syntax"] == "mistral_list"
+    text = '[TOOL_CALLS] [{"name": "get_weather", "arguments": {"city": "Paris"}, "id": "abc123xyz"}]</s>'
+    result = parse_both(template, text)
+    assert calls(result) == [("get_weather", {"city": "Paris"})]
+    assert result.message.tool_calls[0].id == "abc123xyz"  # type: ignore[index]
+    assert (result.message.content, result.finish_reason, result.diagnostics) == (None, "tool_calls", [])
+    plain = parse_both(template, " It is sunny.</s>")
+    assert (plain.message.content, plain.finish_reason) == ("It is sunny.", "stop")
+
+
+# vLLM's example templates for `--tool-call-parser pythonic` (Llama 3.2, ToolACE-8B) render past
+# calls with their values unquoted, which no syntax reads back; their tools prompt asks for
+# "[func_name1(params_name1=params_value1, ...)]", which is what the model writes.
+@pytest.mark.parametrize("template", ["vLLM-Llama-3.2-pythonic", "vLLM-ToolACE"])
+def test_pythonic_calls_a_tools_prompt_asks_for(template: str) -> None:
+    codec = codec_for(template)
+    assert codec.describe()["calls"]["syntax"] == "pythonic_list"
+    prompt = codec.render([{"role": "user", "content": "Weather in Paris?"}], tools=TOOLS, add_generation_prompt=True)
+    result = parse_both(template, '[get_weather(city="Paris"), get_time(zone=\'CET\')]<|eot_id|>', prompt=prompt)
+    assert calls(result) == [("get_weather", {"city": "Paris"}), ("get_time", {"zone": "CET"})]
+    assert (result.message.content, result.finish_reason, result.diagnostics) == (None, "tool_calls", [])
+    plain = parse_both(template, "It is sunny.<|eot_id|>", prompt=prompt)
+    assert (plain.message.content, plain.finish_reason, plain.message.tool_calls) == ("It is sunny.", "stop", None)

@@ -195,6 +195,9 @@ CALL_SYNTAX: dict[str, str] = {
             "Mistral-Nemo-Instruct-2407",
             "Mistral-Nemo-Instruct-2407-hfjs",
             "Mistral-Small-3.1-24B-Instruct-2503",
+            # (A plain answer opens with a space these two write before no call.)
+            "vLLM-Mistral-official",
+            "vLLM-Mistral-parallel",
         ],
         "mistral_list",
     ),
@@ -256,6 +259,8 @@ CALL_SYNTAX: dict[str, str] = {
     ),  # functools[{...}]
     "AllenAI-Olmo-3.1-32B-Instruct": "olmo3",  # <function_calls>f(a='x')\ng(n=2)</function_calls>
     "vLLM-Llama-4-pythonic": "pythonic_list",  # [f(a="x"), g(n=2)] as the whole answer
+    # The same, asked for by the tools prompt; past calls are rendered unquoted, read by no syntax
+    **dict.fromkeys(["vLLM-Llama-3.2-pythonic", "vLLM-ToolACE"], "pythonic_list"),
     # to=NAME<|message|><atem:function_calls><atem:invoke name="NAME">...
     "Muse-Glimmer": "atem",
     "LiquidAI-LFM2-8B-A1B-llamacpp-first": "lfm2_json",  # <|tool_call_start|>{...}<|tool_call_end|>
@@ -316,6 +321,7 @@ CONTENT_GAPS = {
 
 # Round trips that do not give the text back, and why (by conversation where it matters).
 ROUND_TRIP_GAPS = {
+    "vLLM-Mistral-parallel": "writes its parallel-call instructions into the last user turn of every conversation, as if it were a system message",
     "Cohere-North-Mini-Code-Cohere2MoE": "answers are wrapped in <|START_TEXT|>, which the prompt does not open",
     "DeepSeek-R1-Distill-Qwen-32B-llamacpp-first": "llama.cpp's copy writes '\\n' after the BOS token",
     "DeepSeek-V2.5": "writes eight spaces and a BOS token before a system prompt",
@@ -580,7 +586,10 @@ MISTRAL_IDS = ("a1b2c3d4e", "f5g6h7i8j")
 ONE_CALL_ONLY = {"Meta-Llama-4-Scout-17B-16E-Instruct"}
 
 # Templates whose own rendering of calls a model would not write back as a completion.
+_UNQUOTED = "renders past calls with their values unquoted (city=Paris), which is no Python; the model writes them quoted, as its tools prompt asks"
 CALL_COMPLETION_GAPS = {
+    "vLLM-Llama-3.2-pythonic": _UNQUOTED,
+    "vLLM-ToolACE": _UNQUOTED + " (and appends an 'r' to each value)",
     "OpenBMB-MiniCPM3-4B": "writes string arguments with double quotes it does not escape",
 }
 
@@ -701,6 +710,8 @@ TOOL_CONVERSATION: list[dict[str, Any]] = [
 _DROPS_TOOLS = "drops tool calls and results; the answer after them runs into the assistant turn before"
 _TYPESCRIPT = "writes tool definitions as TypeScript declarations, not JSON"
 TOOL_ROUND_TRIP_GAPS = {
+    "vLLM-Llama-3.2-pythonic": _UNQUOTED,
+    "vLLM-Mistral-parallel": "writes its parallel-call instructions into the last user turn, as if it were a system message",
     "Hermes-2-Pro-Llama-3-8B-tool_use": "writes tool definitions in a form of its own",
     "Hermes-3-Llama-3.1-8B-tool_use": "writes tool definitions in a form of its own",
     "NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use-jsonschema": "writes tool definitions in a form of its own",

@@ -414,6 +414,9 @@ PYTHONIC_LIST = CallSyntax(
     markers=("[", "("),
     reader_options=(("opened", True),),
     trailers=("<|python_end|>",),
+    # The Llama 3.2 / ToolACE system prompt, in templates that render past calls with their
+    # values unquoted (``"%s" | format(value)``), which no syntax reads back.
+    instructed_by=("[func_name1(params_name1=params_value1",),
 )
 BARE_LIST = CallSyntax(
     name="json_list",

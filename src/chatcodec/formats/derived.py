@@ -402,8 +402,16 @@ def rendered_call(probes: Probes, framing: Framing, *, two: bool = False) -> str
     if TOOL_RESULT in text:
         text = text[: text.index(TOOL_RESULT)]
     body = text[text.index(USER) + len(USER) :]
+    user_footer = framing.footers.get("user", "")
+    if user_footer and body.startswith(user_footer):
+        body = body[len(user_footer) :]
     header = framing.headers.get("assistant", "")
-    if header and header in body:
+    if header and body.startswith(header):
+        body = body[len(header) :]
+    elif header.strip() and header in body:
+        # (Something of the template's own stands between the user's turn and the answer's
+        # header. A header of whitespace alone, Mistral's " " before a plain answer, is found
+        # only where it begins the turn: a call's turn may begin without it, "[TOOL_CALLS] [".)
         body = body[body.index(header) + len(header) :]
     return body
 
@@ -446,15 +454,19 @@ def find_call_syntax(
                 both is None or _reads_back(name, framing, reasoning, learned, both, expected_both)
             ):
                 return learned, None
+        instructed = _instructed_syntax(probes)
+        if instructed is not None:
+            # (The template renders past calls in a form no syntax reads, its values unquoted:
+            # the model writes them as its tools prompt tells it to.)
+            return instructed, None
         cut = one.find("v1")
         snippet = one[: cut + 10] if cut >= 0 else one[:80]
         return None, f"the template writes calls in a syntax chatcodec does not read yet: {snippet!r}"
     source = probes.template_source
-    prompt = probes.get("u+tool+gp", [_user()], tools=[probe_tool(PROBE_TOOL)], generation_prompt=True) or ""
-    for syntax in CANDIDATES:
-        if syntax.instructed_by and any(marker in prompt for marker in syntax.instructed_by):
-            # The template renders no calls, but its tools prompt tells the model how to write them.
-            return syntax, None
+    instructed = _instructed_syntax(probes)
+    if instructed is not None:
+        # The template renders no calls, but its tools prompt tells the model how to write them.
+        return instructed, None
     named = _named_by_markers(source)
     if named is not None:
         # The template renders no calls (or fails to), but spells the special tokens of one
@@ -470,6 +482,15 @@ def find_call_syntax(
         # models trained on Hermes-style calls.
         return HERMES, None
     return None, "the template renders no tool calls"
+
+
+def _instructed_syntax(probes: Probes) -> CallSyntax | None:
+    """The syntax the template's tools prompt tells the model to write its calls in."""
+    prompt = probes.get("u+tool+gp", [_user()], tools=[probe_tool(PROBE_TOOL)], generation_prompt=True) or ""
+    return next(
+        (syntax for syntax in CANDIDATES if syntax.instructed_by and any(marker in prompt for marker in syntax.instructed_by)),
+        None,
+    )
 
 
 def _sections_as_written(syntax: CallSyntax, rendered: str) -> CallSyntax:
