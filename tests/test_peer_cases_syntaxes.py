@@ -1724,14 +1724,24 @@ def test_python_end_closes_a_llama_4_call(template: str, text: str) -> None:
 
 
 # llama.cpp test-chat.cpp and Ollama model/parsers/glimmer_test.go (Muse Glimmer): a reasoning
-# message, then the answer's message, as the template writes them after its prompt.
-def test_muse_reasoning_then_the_answer_reads_back() -> None:
-    codec = codec_for("Muse-Glimmer")
+# message, then the answer's message, as the template writes them after its prompt. vLLM's copy
+# of the template writes its default system block only when asked for the prompt: the prompt was
+# not found, and no call syntax either.
+@pytest.mark.parametrize("template", ["Muse-Glimmer", "vLLM-Muse-Glimmer"])
+def test_muse_reasoning_then_the_answer_reads_back(template: str) -> None:
+    codec = codec_for(template)
     prompt = codec.render([{"role": "user", "content": "hi"}], add_generation_prompt=True)
     text = " to=self<|message|>thought<|eom|><|start|>assistant to=user<|message|>Done.<|eot|>"
-    result = parse_both("Muse-Glimmer", text, prompt=prompt)
+    result = parse_both(template, text, prompt=prompt)
     assert (result.message.reasoning_content, result.message.content) == ("thought", "Done.")
     assert not result.diagnostics and result.finish_reason == "stop"
+    call = (
+        ' to=get_weather<|message|><atem:function_calls>\n<atem:invoke name="get_weather">\n'
+        '<atem:parameter name="city">Paris</atem:parameter>\n</atem:invoke>\n</atem:function_calls><|eot|>'
+    )
+    called = parse_both(template, call, prompt=prompt)
+    assert calls(called) == [("get_weather", {"city": "Paris"})]
+    assert called.finish_reason == "tool_calls" and not called.diagnostics
 
 
 # llama.cpp test-chat.cpp and vLLM's Qwen3-Coder tests: a call written without <tool_call> (a

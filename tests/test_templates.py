@@ -263,6 +263,7 @@ CALL_SYNTAX: dict[str, str] = {
     **dict.fromkeys(["vLLM-Llama-3.2-pythonic", "vLLM-ToolACE"], "pythonic_list"),
     # to=NAME<|message|><atem:function_calls><atem:invoke name="NAME">...
     "Muse-Glimmer": "atem",
+    "vLLM-Muse-Glimmer": "atem",
     "LiquidAI-LFM2-8B-A1B-llamacpp-first": "lfm2_json",  # <|tool_call_start|>{...}<|tool_call_end|>
     # [f(a='x'), g(n=2)] between <|tool_call_start|> and <|tool_call_end|>
     **dict.fromkeys(["LiquidAI-LFM2.5-8B-A1B", "LiquidAI-LFM2.5-VL-450M", "OpenBMB-MiniCPM3-4B"], "pythonic"),
@@ -727,6 +728,7 @@ TOOL_ROUND_TRIP_GAPS = {
     "Mistral-Small-3.1-24B-Instruct-2503": "with tools and no system message it writes its tool instructions and the default system prompt (which holds today's date) as one system turn, which is not read back",
     "NVIDIA-Nemotron-Nano-9B-v2": "writes the last answer after an unclosed <think>, so it reads back as reasoning",
     "Muse-Glimmer": "writes a recipient (to=NAME) before every message and tool definitions of its own",
+    "vLLM-Muse-Glimmer": "writes a recipient (to=NAME) before every message and tool definitions of its own",
     "MeetKai-functionary-medium-v3.2": "writes the tool definitions as TypeScript in a system turn of its own, which is not read back",
     "MeetKai-functionary-medium-v2.2": "writes each tool result under the function's name, which its header holds, and the tool definitions as TypeScript",
     "vLLM-Llama-4-pythonic": "writes its tool instructions as the system prompt, and a given system prompt otherwise",

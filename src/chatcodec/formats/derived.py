@@ -271,6 +271,10 @@ def with_answer_opening(probes: Probes, framing: Framing, reasoning: ReasoningSy
     whitespace, and text that opens the visible answer (an empty reasoning block aside)."""
     prompt = probes.get("u+gp", [_user()], generation_prompt=True)
     full = probes.get("ua", [_user(), _assistant()])
+    if prompt is not None and full is not None and USER in prompt and USER in full:
+        # (Read from the user's turn on: a template may write more before it when asked for the
+        # prompt, vLLM's Muse Glimmer its default system block.)
+        prompt, full = prompt[prompt.index(USER) :], full[full.index(USER) :]
     if prompt is not None and full is not None and not full.startswith(prompt) and reasoning is not None:
         # A generation prompt that opens the reasoning (or writes an empty block) where the
         # answer the template renders has none (Command A North's <|START_THINKING|>, then

@@ -247,6 +247,13 @@ def read_framing(name: str, probes: Probes) -> Framing:
     generation_prompt = ""
     if with_prompt is not None and with_prompt.startswith(only_user):
         generation_prompt = with_prompt[len(only_user) :]
+    elif with_prompt is not None and USER in with_prompt:
+        # Asked for the prompt, the template writes more before the user's turn as well (vLLM's
+        # Muse Glimmer writes its default system block only then): what follows the same user
+        # turn is the prompt.
+        asked_tail, unasked_tail = with_prompt[with_prompt.index(USER) :], only_user[only_user.index(USER) :]
+        if asked_tail.startswith(unasked_tail):
+            generation_prompt = asked_tail[len(unasked_tail) :]
     user_footer = only_user[only_user.index(USER) + len(USER) :]
 
     pair = probes.get("ua", [_user(), _assistant()])
