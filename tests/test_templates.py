@@ -264,6 +264,7 @@ CALL_SYNTAX: dict[str, str] = {
     # to=NAME<|message|><atem:function_calls><atem:invoke name="NAME">...
     "Muse-Glimmer": "atem",
     "vLLM-Muse-Glimmer": "atem",
+    "vLLM-Phi-4-mini": "functools",  # asked for by its system prompt
     "LiquidAI-LFM2-8B-A1B-llamacpp-first": "lfm2_json",  # <|tool_call_start|>{...}<|tool_call_end|>
     # [f(a='x'), g(n=2)] between <|tool_call_start|> and <|tool_call_end|>
     **dict.fromkeys(["LiquidAI-LFM2.5-8B-A1B", "LiquidAI-LFM2.5-VL-450M", "OpenBMB-MiniCPM3-4B"], "pythonic"),
@@ -591,6 +592,7 @@ _UNQUOTED = "renders past calls with their values unquoted (city=Paris), which i
 CALL_COMPLETION_GAPS = {
     "vLLM-Llama-3.2-pythonic": _UNQUOTED,
     "vLLM-ToolACE": _UNQUOTED + " (and appends an 'r' to each value)",
+    "vLLM-Phi-4-mini": "renders past calls' arguments as given, a dict's Python repr ({'city': 'Paris'}); the model writes functools[...], as its system prompt asks",
     "OpenBMB-MiniCPM3-4B": "writes string arguments with double quotes it does not escape",
 }
 
@@ -654,6 +656,11 @@ UNRENDERED_CALLS = {
     '    {"tool_call_id": "0", "tool_name": "get_weather", "parameters": {"city": "Paris"}}\n]<|END_ACTION|>',
     "IBM-granite-3.0-2b-instruct": '<|tool_call|>[{"name": "get_weather", "arguments": {"city": "Paris"}}]',
     "Microsoft-Phi-4-mini-instruct": 'functools[{"name": "get_weather", "arguments": {"city": "Paris"}}]',
+    # Templates whose past calls no syntax reads (CALL_COMPLETION_GAPS): the form their tools
+    # prompt asks for.
+    "vLLM-Phi-4-mini": 'functools[{"name": "get_weather", "arguments": {"city": "Paris"}}]',
+    "vLLM-Llama-3.2-pythonic": '[get_weather(city="Paris")]',
+    "vLLM-ToolACE": "[get_weather(city='Paris')]",
 }
 
 

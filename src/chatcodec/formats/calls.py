@@ -358,6 +358,9 @@ FUNCTOOLS = CallSyntax(
     markers=("functools[",),
     # Phi-4-mini's template renders no calls; its tools block is <|tool|>...<|/tool|>.
     template_markers=("<|tool|>", "<|/tool|>"),
+    # vLLM's Phi-4-mini template asks for them in its system prompt (and renders past calls as
+    # a JSON object whose arguments are a Python dict's repr, which no syntax reads).
+    instructed_by=("formatted as functools[",),
 )
 _LLAMA_SEPARATORS = ("", " ", "\n", "\n\n", ";", "; ", ";\n", "; \n")
 _LLAMA_BARE_OPENS = tuple(sep + "{" for sep in _LLAMA_SEPARATORS)
