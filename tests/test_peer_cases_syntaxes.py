@@ -3643,3 +3643,52 @@ def test_pythonic_calls_a_tools_prompt_asks_for(template: str) -> None:
     assert (result.message.content, result.finish_reason, result.diagnostics) == (None, "tool_calls", [])
     plain = parse_both(template, "It is sunny.<|eot_id|>", prompt=prompt)
     assert (plain.message.content, plain.finish_reason, plain.message.tool_calls) == ("It is sunny.", "stop", None)
+
+
+# vLLM tests/tool_parsers/test_gemma4_regex_and_bare_calls.py: Gemma 4 writes a call without
+# its <|tool_call> tag at times, as the whole answer or right after its thought channel. Where
+# no text precedes it, "call:NAME{" opens a call (noncanonical) that ends with the text, its
+# closing tag or the turn's end; after prose, "call:" is text.
+GEMMA_QUOTE = '<|"|>'
+
+
+@pytest.mark.parametrize("template", ["Google-gemma-4-31B-it", "Google-gemma-4-E2B-it-2026-07"])
+@pytest.mark.parametrize(
+    ("text", "reasoning", "expected"),
+    [
+        (f"<channel|>call:bash{{command:{GEMMA_QUOTE}ls{GEMMA_QUOTE}}}", None, [("bash", {"command": "ls"})]),
+        (
+            f"<|channel>thought\nI need to read the entry source file.\n<channel|>call:bash{{command:{GEMMA_QUOTE}cat /work/src/entry.c{GEMMA_QUOTE}}}",
+            "I need to read the entry source file.",
+            [("bash", {"command": "cat /work/src/entry.c"})],
+        ),
+        (f"call:web-search{{query:{GEMMA_QUOTE}gemma 4 release{GEMMA_QUOTE}}}", None, [("web-search", {"query": "gemma 4 release"})]),
+        (f"call:fs.read_file{{path:{GEMMA_QUOTE}/work/Makefile{GEMMA_QUOTE}}}", None, [("fs.read_file", {"path": "/work/Makefile"})]),
+        ("call:a{x:1}call:b{y:2}<turn|>", None, [("a", {"x": 1}), ("b", {"y": 2})]),
+        ("call:a{x:1}<tool_call|>", None, [("a", {"x": 1})]),
+    ],
+)
+def test_gemma_calls_written_without_their_opening_tag(
+    template: str, text: str, reasoning: str | None, expected: list[tuple[str, Any]]
+) -> None:
+    result = parse_both(template, text)
+    assert calls(result) == expected
+    assert (result.message.reasoning_content or None, result.message.content) == (reasoning, None)
+    assert result.finish_reason == "tool_calls"
+    assert [d.kind for d in result.diagnostics] == ["noncanonical"]
+
+
+@pytest.mark.parametrize(
+    ("text", "finish", "kinds"),
+    [
+        (f"some prose\ncall:bash{{command:{GEMMA_QUOTE}make{GEMMA_QUOTE}}}", "stop", ["stray_delimiter"] * 3),
+        ("call: me when you land", "stop", ["malformed_tool_call"]),
+        ("calling is free", "stop", []),
+        ("call:get_weat", "length", ["unclosed_tool_call", "malformed_tool_call"]),
+    ],
+)
+def test_gemma_bare_call_words_that_are_no_call_stay_text(text: str, finish: str, kinds: list[str]) -> None:
+    result = parse_both("Google-gemma-4-31B-it", text)
+    assert (result.message.content, result.message.tool_calls) == (text, None)
+    assert result.finish_reason == finish
+    assert [d.kind for d in result.diagnostics] == kinds

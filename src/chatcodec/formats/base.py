@@ -312,6 +312,9 @@ def compose(
             # another message may follow.
             *(["%extend tool_call: CALL_BEGIN TOOL_NAME? CALL_SEP TOOL_ARGUMENTS? END"] if has_end else []),
         ]
+    elif "bare_calls:" in pieces[-1]:
+        # Calls without their opening tag (Gemma 4's ``call:NAME{…}``), where no text precedes.
+        rules = [f"body: {reasoned if reasoning else ''}({answer}{calls_part} | bare_calls)"]
     else:
         rules = [f"body: {reasoned if reasoning else ''}{answer}{calls_part}"]
         if message_start and calls is not None and calls.piece == "addressed_xml":

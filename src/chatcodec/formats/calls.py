@@ -911,11 +911,13 @@ GEMMA = CallSyntax(
     piece="gemma",
     reader="gemma",
     description='<|tool_call>call:NAME{key:<|"|>value<|"|>}<tool_call|>',
-    call_open=frozenset({"CALL_OPEN", "CALL_NEXT"}),
+    call_open=frozenset({"CALL_OPEN", "CALL_NEXT", "BARE_CALL_OPEN"}),
     call_close=frozenset({"CALL_CLOSE", "CALL_NEXT"}),
     spellings=spelled(
         # (vLLM's tests document ``<|tool_call>:call:`` in real output: read, noncanonical.)
         ("CALL_OPEN", ("<|tool_call>call:", "<|tool_call>:call:")),
+        # (And ``call:NAME{…}`` with no opening tag, as the answer or after the thought channel.)
+        ("BARE_CALL_OPEN", ("call:",)),
         ("ARGS_OPEN", ("{",)),
         # (mlx-lm and others read them: "call:a{…}call:b{…}" in one block.)
         ("CALL_NEXT", ("}call:", "} call:", "}\ncall:")),

@@ -438,7 +438,8 @@ class AssistantAssembler:
                 whole = call.walk.finished
             elif self._reader is not None:
                 whole = self._reader.ends_whole(call)
-            complete = self._closes_at_end and whole is not False
+            closes_at_end = self._closes_at_end or (self._reader is not None and self._reader.ends_with_the_text(call))
+            complete = closes_at_end and whole is not False
             if not self._closes_at_end and self._ends_with_the_turn(call):
                 complete = whole = True
             elif (

@@ -54,6 +54,11 @@ class CallReader:
         holds whole (True), cut short (False), or is there no telling (None)?"""
         return None
 
+    def ends_with_the_text(self, call: ToolCallBlock) -> bool:
+        """Does this call, in a syntax whose calls have closing tags, need none (it was opened
+        without its own tag, Gemma 4's bare ``call:``): where whole, it ends with the text?"""
+        return False
+
     def arguments_as_written(self, call: ToolCallBlock, kind: str, key: str, walk: JsonWalk) -> bool:
         """Does text of a JSON body (free-text terminal ``kind``) that goes on with the value of
         member ``key`` without ending it go on with the call's arguments exactly as written,
@@ -1761,10 +1766,16 @@ class GemmaReader(CallReader):
 
     QUOTE = '<|"|>'
 
+    _bare = False  # (the block of calls being read was opened by a bare ``call:``)
+
     def open(self, call: ToolCallBlock) -> None:
+        opened_by = call.spans[0][3]
+        if opened_by != "CALL_NEXT":
+            self._bare = opened_by == "BARE_CALL_OPEN"
         call.state.update(
-            mode="key", held="", part=[], members=0, depth=0, quoted=False, json_quoted=False, escaped=False, values={}
-        )
+            mode="key", held="", part=[], members=0, depth=0, quoted=False, json_quoted=False, escaped=False, values={},
+            bare=self._bare,
+        )  # fmt: skip
 
     def text(self, call: ToolCallBlock, piece: Piece) -> None:
         if piece.kind == "TOOL_NAME":
@@ -1785,7 +1796,19 @@ class GemmaReader(CallReader):
         if call.name is None:
             self.calls.name_complete(call, "".join(call.name_parts).strip(), piece.start)
             if call.index is not None:
+                if call.state["bare"] and call.spans[0][3] == "BARE_CALL_OPEN":
+                    # (Said once the name and its brace show: "call:" alone may begin prose.)
+                    self.calls.diagnose("noncanonical", call.start, f"tool call {call.index} is written without its opening tag")
                 self.calls.arguments_text(call, "{")
+
+    def ends_with_the_text(self, call: ToolCallBlock) -> bool:
+        return bool(call.state.get("bare"))
+
+    def ends_whole(self, call: ToolCallBlock) -> bool:
+        if call.name is None:
+            # A bare ``call:`` followed by words, not a name and its arguments, is text whole.
+            return any(char.isspace() for char in "".join(call.name_parts).strip())
+        return call.state.get("mode") == "end"
 
     def ended_by(self, call: ToolCallBlock, piece: Piece) -> None:
         # ``}call:`` between two calls of one block: its brace closes this call's arguments,
@@ -1795,6 +1818,8 @@ class GemmaReader(CallReader):
             self.text(call, Piece("GEMMA_ARGS", "}", piece.start))
 
     def close(self, call: ToolCallBlock) -> None:
+        if call.name is None and self.ends_with_the_text(call):
+            return  # (no arguments ever opened after a bare ``call:``: no call, its text kept)
         if call.name is None:
             self.calls.name_complete(call, "".join(call.name_parts).strip(), call.start)
             if call.index is not None:
