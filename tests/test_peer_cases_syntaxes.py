@@ -3692,3 +3692,25 @@ def test_gemma_bare_call_words_that_are_no_call_stay_text(text: str, finish: str
     assert (result.message.content, result.message.tool_calls) == (text, None)
     assert result.finish_reason == finish
     assert [d.kind for d in result.diagnostics] == kinds
+
+
+# SGLang test_pythonic_detector.py (dict and list arguments): a Python literal keeps the type the
+# model wrote it in, whatever the schema says; a number written as a string becomes the number a
+# numeric parameter asks for. (A dict for a string parameter was written as JSON text before.)
+def test_python_literals_keep_their_type() -> None:
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "search",
+                "parameters": {"type": "object", "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}}},
+            },
+        }
+    ]
+    text = "[search(query={'key': 'value', 'nested': {'a': 1}}, limit='5'), search(query=['a', 'b'], limit=2)]"
+    result = parse_both("vLLM-Llama-4-pythonic", text, tools=tools)
+    assert calls(result) == [
+        ("search", {"query": {"key": "value", "nested": {"a": 1}}, "limit": 5}),
+        ("search", {"query": ["a", "b"], "limit": 2}),
+    ]
+    assert not result.diagnostics

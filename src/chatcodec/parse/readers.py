@@ -1374,21 +1374,12 @@ def _cut_call(text: str) -> tuple[str, dict[str, Any]] | None:
     return None
 
 
-def _as_text(value: Any) -> str:
-    """A literal's value written as JSON text, for a string parameter; "" where it is nested
-    too deep to write from here (its reader wrote it from a frame a few levels lower)."""
-    try:
-        return json.dumps(value)
-    except RecursionError:
-        return ""
-
-
 def convert_value_literal(value: Any, schema: dict[str, Any] | None) -> Any:
-    """A Python literal's value, as the tool's schema wants it: a string parameter stays a
-    string, and a quoted number or boolean (``hours="2"``) becomes one where the schema says so."""
+    """A Python literal's value, as the tool's schema wants it: a quoted number or boolean
+    (``hours="2"``) becomes one where the schema says so. A literal of another type keeps it
+    (``query={'a': 1}`` for a string parameter is that object, as vLLM and SGLang read it): the
+    model wrote its type, where a string's text may only be how it quoted a number."""
     types = _types(schema)
-    if types == {"string"} and not isinstance(value, str):
-        return _as_text(value) if not isinstance(value, (int, float)) else str(value)
     if isinstance(value, str) and types and "string" not in types:
         return convert_value(value, schema)
     return value
