@@ -130,6 +130,25 @@ def test_reasoning_resumes_after_a_call_inside_it(codec_name: str) -> None:
     assert (two.message.reasoning_content, two.message.content) == ("R1", "R2R3")
 
 
+def test_text_inside_the_call_that_ends_an_unclosed_block_is_content_too() -> None:
+    # Found by the 10⁶ fuzz of DSML (seed 1640, input 765,085): a call inside a block never
+    # closed, ended by text that is no part of it (its closing tag cut: ``</｜DSML｜inv``). The
+    # block ends at the call, so that text is the answer's, with the text after it; the message
+    # put it in the reasoning while its span said content.
+    path = CORPUS / "DeepSeek-V3.2-llamacpp.jinja"
+    codec = chatcodec.load(path, special_tokens=special_tokens(path))
+    text = (
+        'R1<｜DSML｜function_calls>\n<｜DSML｜invoke name="get_weather">\n'
+        '<｜DSML｜parameter name="city" string="true">Paris</｜DSML｜parameter>\n</｜DSML｜inv\n</｜DSML｜function_calls>\nthen more'
+    )
+    result = parse_both(codec, text, reasoning=True)
+    assert [c.function.name for c in result.message.tool_calls or []] == ["get_weather"]
+    assert (result.message.reasoning_content, result.message.content) == ("R1", "</｜DSML｜invthen more")
+    assert result.finish_reason == "tool_calls"
+    for kind, field in (("reasoning", result.message.reasoning_content), ("content", result.message.content)):
+        assert "".join(text[span.start : span.end] for span in result.spans if span.kind == kind) == field
+
+
 # SGLang test_reasoning_parser_apertus_cohere.py (test_bare_tools_prefix_without_bracket_is_reasoning):
 # a call's opening tag the reasoning mentions, with no call after it, and the block closed
 # inside what would be the call. The closing tag ends the block (the call was never one) and

@@ -694,17 +694,22 @@ class AssistantAssembler:
             self._release_section(as_text=not named, said=unknown)
         self._tool_calls.stray_as_reasoning = self._resume_reasoning
         reasoning_before = len(self._reasoning)
+        after_call = None
+        if self._resume_reasoning and self._hold is not None and self._hold.after_call is None:
+            # Where the reasoning resumes, should the block turn out to end at this call: before
+            # the call's own stray text (``{…} and more`` inside it), which follows its body.
+            self.compact()
+            out = self._out
+            # (Events counted from where the hold began: a stream's reader takes those before.)
+            events = len(out.events) - (out.held_from or 0)
+            after_call = (events, len(out.spans) + (out.open_span is not None), len(self._reasoning_blocks))
         self._tool_calls.finish(call, closed=closed)
         if self._resume_reasoning:
             self._resume_reasoning = False
             self._in_reasoning = True
             hold = self._hold
-            if hold is not None and hold.after_call is None and self._calls[hold.calls_at :]:
-                self.compact()
-                out = self._out
-                # (Events counted from where the hold began: a stream's reader takes those before.)
-                events = len(out.events) - (out.held_from or 0)
-                hold.after_call = (events, len(out.spans) + (out.open_span is not None), len(self._reasoning_blocks))
+            if hold is not None and after_call is not None and self._calls[hold.calls_at :]:
+                hold.after_call = after_call
             # Empty until reasoning text follows the call (text in the call that is no part of
             # it is such text).
             self._resumed_empty = not "".join(self._reasoning[reasoning_before:]).strip()
