@@ -1787,7 +1787,7 @@ class GemmaReader(CallReader):
         if call.name is None:
             self.calls.name_complete(call, "".join(call.name_parts).strip(), piece.start)
             if call.index is not None:
-                if call.state["bare"] and call.spans[0][3] == "BARE_CALL_OPEN":
+                if call.spans[0][3] == "BARE_CALL_OPEN":
                     # (Said once the name and its brace show: "call:" alone may begin prose.)
                     self.calls.diagnose("noncanonical", call.start, f"tool call {call.index} is written without its opening tag")
                 self.calls.arguments_text(call, "{")
