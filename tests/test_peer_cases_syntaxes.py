@@ -1043,17 +1043,22 @@ def test_command_a_north_reads_its_answer_opening() -> None:
 
 
 # Ollama model/parsers/apertus15_test.go: a list cut short before its closing tag, and an
-# object naming two calls, are malformed, not read as whole calls in silence.
+# object naming two calls, are malformed, not read as whole calls in silence. The object's
+# second name is a call of its own (Ollama rejects the object): its arguments are kept.
 @pytest.mark.parametrize(
-    ("text", "names"),
+    ("text", "expected"),
     [
-        ('<|tools_prefix|>[{"get_status":<|tools_suffix|>', ["get_status"]),
-        ('<|tools_prefix|>[{"get_status":{},"get_time":{}}]<|tools_suffix|>', ["get_status"]),
+        ('<|tools_prefix|>[{"get_status":<|tools_suffix|>', [("get_status", {})]),
+        ('<|tools_prefix|>[{"get_status":{},"get_time":{}}]<|tools_suffix|>', [("get_status", {}), ("get_time", {})]),
+        (
+            '<|tools_prefix|>[{"get_status":{"id":1},"get_time":{"zone":"UTC"}},{"ping":{}}]<|tools_suffix|>',
+            [("get_status", {"id": 1}), ("get_time", {"zone": "UTC"}), ("ping", {})],
+        ),
     ],
 )
-def test_apertus_calls_cut_short_or_doubled_are_malformed(text: str, names: list[str]) -> None:
+def test_apertus_calls_cut_short_or_doubled_are_malformed(text: str, expected: list[tuple[str, object]]) -> None:
     result = parse_both("SwissAI-Apertus-8B-Instruct", text)
-    assert [c.function.name for c in result.message.tool_calls or []] == names
+    assert [(c.function.name, c.function.parsed_arguments) for c in result.message.tool_calls or []] == expected
     assert [d.kind for d in result.diagnostics] == ["malformed_tool_call"]
 
 

@@ -247,6 +247,14 @@ class JsonListReader(JsonObjectReader):
                 self.calls.child(call)
             elif call.children:
                 element = call.children[-1]
+                if event.kind == "key" and self.name_as_key and element.state.get("named_by_key"):
+                    # {"one": {...}, "two": {...}}: an object names one call. The object is
+                    # malformed, and the second name is read as the next call, so that its
+                    # arguments are kept as a call's, not lost between the message's fields.
+                    element.error = element.error or (
+                        f"a second name ({event.key!r}) in one call's object, read as a call of its own"
+                    )
+                    element = self.calls.child(call)
                 if event.kind == "end":
                     for child in call.children:
                         self._name_now(child, piece.start)
