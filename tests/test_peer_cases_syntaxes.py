@@ -3719,3 +3719,17 @@ def test_python_literals_keep_their_type() -> None:
         ("search", {"query": ["a", "b"], "limit": 2}),
     ]
     assert not result.diagnostics
+
+
+# Ollama model/parsers/minimaxm2_test.go ("parameter with newlines (should trim)"), SGLang's
+# MiniMax-M2 detector: a value written on a line of its own is the text between the newlines,
+# which are its tags'. A second newline, or one inside the value, is the value's.
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [("\nTokyo\n", "Tokyo"), ("Tokyo", "Tokyo"), ("Tokyo\n", "Tokyo"), ("\n\nTo\nkyo\n\n", "\nTo\nkyo\n")],
+)
+def test_minimax_m2_value_on_a_line_of_its_own(value: str, expected: str) -> None:
+    text = f'<minimax:tool_call>\n<invoke name="get_weather">\n<parameter name="location">{value}</parameter>\n</invoke>\n</minimax:tool_call>'
+    result = parse_both("MiniMax-M2", text)
+    assert calls(result) == [("get_weather", {"location": expected})]
+    assert not result.diagnostics and result.finish_reason == "tool_calls"

@@ -711,6 +711,10 @@ def _invoke(
     sections = (section,) if isinstance(section, str) else section
     openings = [s for one in sections for s in around(f"<{prefix}{one}>", before="\n", after="\n")]
     openings += [gap + s for s in openings if not s.startswith("\n") and gap != "\n"]
+    # ``value_on_its_own_line``: a newline before a parameter's closing tag is the tag's, as
+    # the one after its name is (MiniMax-M2 models write ``\nTokyo\n``, which the peers read
+    # as ``Tokyo``); elsewhere a value's trailing newline is its own.
+    value_edge = "\n" if options.pop("value_on_its_own_line", False) else ""
     # (The templates write every call in the section: one outside it is read, noncanonical.)
     syntax = xml_syntax(
         name,
@@ -721,7 +725,7 @@ def _invoke(
         name_end=around('">', after="\n"),
         param_open=around(f'<{prefix}parameter name="', before="\n"),
         param_name_end=options.pop("param_name_end", around('">', after="\n")),
-        param_close=around(f"</{prefix}parameter>", after="\n"),
+        param_close=around(f"</{prefix}parameter>", before=value_edge, after="\n"),
         call_close=around(f"</{prefix}invoke>", before="\n", after="\n"),
         # A call with no parameters written as an empty element (``<invoke name="f"/>``): not
         # what the templates write, but what models trained on XML do.
@@ -737,6 +741,7 @@ MINIMAX = _invoke(
     "",
     "minimax:tool_call",
     '<minimax:tool_call><invoke name="NAME"><parameter name="KEY">VALUE</parameter></invoke></minimax:tool_call>',
+    value_on_its_own_line=True,
 )
 _ATEM = _invoke(
     "atem",
