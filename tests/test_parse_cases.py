@@ -190,6 +190,32 @@ CASES: list[tuple[str, str, dict[str, Any], dict[str, Any], str, list[str]]] = [
         "stop",
         [],
     ),
+    # A call's object that stops being JSON between its members: the call stands, malformed,
+    # and the text from the member the JSON broke in is content, not lost with the call.
+    (
+        "qwen3",
+        '<tool_call>\n{"name": "f", "arguments": {"a": 1} "b": 2}\n</tool_call>',
+        {},
+        {"content": '"b": 2}', "tool_calls": [("f", '{"a": 1}')]},
+        "tool_calls",
+        ["malformed_tool_call", "unexpected_text"],
+    ),
+    (
+        "qwen3",
+        '<tool_call>\n{"name": "f", "arguments" {"a": 1}}\n</tool_call>',
+        {},
+        {"content": '"arguments" {"a": 1}}', "tool_calls": [("f", "{}")]},
+        "tool_calls",
+        ["malformed_tool_call", "unexpected_text"],
+    ),
+    (
+        "qwen3",
+        'Sure.<tool_call>\n{"name": "f", "arguments": {"a": 1}, oops}\n</tool_call>',
+        {},
+        {"content": "Sure.oops}", "tool_calls": [("f", '{"a": 1}')]},
+        "tool_calls",
+        ["malformed_tool_call", "unexpected_text"],
+    ),
     # ---- deepseek ----
     ("deepseek", "Just text." + DS_END, {}, {"content": "Just text."}, "stop", []),
     (

@@ -309,6 +309,8 @@ class JsonWalk:
         "_value_end",
         "stray_at",
         "failed_at",
+        "member_at",
+        "broken_member_at",
         "examined",
         "element_spans",
     )
@@ -336,6 +338,10 @@ class JsonWalk:
         # other than ``,`` or ``]`` (-1 otherwise). The elements before it are whole calls.
         self.stray_at = -1
         self.failed_at = -1  # where the text stopped being JSON (-1: it has not)
+        # Where the member being read began (its key's quote), and, once the text stopped
+        # being JSON, where the member it stopped in began (the failure itself, between members).
+        self.member_at = -1
+        self.broken_member_at = -1
         self.examined = 0  # characters examined (for tests that count work)
         # Where each element of a list starts and ends (-1 until it does): a call the reader
         # cannot take is given back as the text it was.
@@ -539,6 +545,7 @@ class JsonWalk:
             elif state == "member?":
                 if char == '"':
                     self.state = "key"
+                    self.member_at = text_start + pos
                 elif char == "}":
                     self._close_object(pos + 1, text_start)
                 else:
@@ -546,6 +553,7 @@ class JsonWalk:
             elif state == "next_member":
                 ok = char == '"'
                 self.state = "key"
+                self.member_at = text_start + pos
             elif state == "colon":
                 ok = char == ":"
                 self._start_value()
@@ -684,6 +692,7 @@ class JsonWalk:
         if state == "after_element":
             self.stray_at = text_start + pos
         self.failed_at = text_start + pos
+        self.broken_member_at = self.member_at if state == "colon" else self.failed_at
         self.error = f"{message} (character {text_start + pos - self.base} of the call)"
 
     def _depth_at_failure(self, state: str) -> int:

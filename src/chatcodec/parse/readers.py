@@ -191,6 +191,15 @@ class JsonObjectReader(CallReader):
                     call.parsed = event.value.parsed
                     call.has_parsed = True
 
+    def close(self, call: ToolCallBlock) -> None:
+        walk = call.walk
+        if walk is None or walk.shape != "object" or walk.broken_member_at < 0 or call.index is None:
+            return
+        # A named call whose object stopped being JSON between its members (``"arguments": {…}
+        # junk}``, a key with no colon): the call stands, malformed, and the text from the member
+        # the JSON broke in is no part of it. It is text, as after a list's broken element.
+        self.calls.keep_after(call, walk.broken_member_at)
+
     def _flat_arguments(self, call: ToolCallBlock) -> None:
         """An object with a name and other members but no arguments member: the other members
         are the arguments, as written (some small models write calls flat)."""
@@ -273,6 +282,7 @@ class JsonListReader(JsonObjectReader):
             child.state["element"] = (start, end)
         for child in call.children:
             self._name_now(child, call.start)
+        super().close(call)  # (a reader of an object or a list: the object may have broken)
 
     def arguments_as_written(self, call: ToolCallBlock, kind: str, key: str, walk: JsonWalk) -> bool:
         return False  # the members belong to the list's last element, not to the block

@@ -257,13 +257,17 @@ class ToolCalls:
 
     def _keep_after_failure(self, block: ToolCallBlock) -> None:
         """The list's text from where its JSON stopped to its end, given back as text."""
-        failed_at = block.walk.failed_at if block.walk is not None else -1
+        self.keep_after(block, block.walk.failed_at if block.walk is not None else -1)
+
+    def keep_after(self, block: ToolCallBlock, at: int) -> None:
+        """The block's text from ``at`` to its end is no part of its call: given back as text
+        when the call finishes (``after_value``)."""
         end = block.inner_end()
-        if block.start <= failed_at < end and not any(text.strip() for _, text in block.after_value):
+        if block.start <= at < end and not any(text.strip() for _, text in block.after_value):
             written = "".join(block.raw)
             # (Whitespace kept after an element, where a delta ended, was between two elements
             # once the list went on: it is no text after the list.)
-            block.after_value = [(failed_at, written[failed_at - block.start : end - block.start])]
+            block.after_value = [(at, written[at - block.start : end - block.start])]
 
     def _dropped_elements(self, block: ToolCallBlock) -> list[tuple[int, str]]:
         """The elements of a list of calls that are no call (a tool ``tools=`` does not have,
