@@ -89,3 +89,20 @@ def test_text_cut_after_a_whole_tag_that_only_begins_a_calls_opening_is_cut_shor
     # Text going on after the tag in a way no opening does is text, as before.
     written = "Let me check.\n" + opening + " is the tag."
     assert parse_both(codec, written, prompt=prompt, tools=fuzz_run.TOOLS).message.content == written
+
+
+@pytest.mark.parametrize(("text", "held"), [("\n</think>\n<response>", "<response>"), ("Hi.\n</think>\n\n<response>", "<response>")])
+def test_text_cut_after_a_whole_tag_that_begins_an_answers_opening_is_cut_short(text: str, held: str) -> None:
+    # ERNIE 4.5 Thinking opens its answer with `<response>\n`: text that ends right after the
+    # tag was cut inside that opening, read whole as streamed (the one-shot way once took the
+    # tag for content while a stream held it back).
+    codec = chatcodec.load(str(Path(__file__).parent / "templates" / "Baidu-ERNIE-4.5-21B-A3B-Thinking.jinja"))
+    result = parse_both(codec, text)
+    assert not result.message.content
+    assert result.finish_reason == "length"
+    assert [d.kind for d in result.diagnostics] == ["unclosed_delimiter"]
+    assert [(span.kind, result.span_text(span)) for span in result.spans][-1] == ("unparsed", held)
+    fed_whole = codec.stream()
+    fed_whole.feed(text)
+    fed_whole.close()
+    assert fed_whole.result().spans == result.spans

@@ -474,12 +474,14 @@ class Engine:
 
 
 # A tag written whole (``<tool_call>``): a model writes it as one token.
-_WHOLE_TAG = re.compile(r"[ \t\r\n]*<[^<>\s]{1,40}>")
+# A whole tag, after whitespace: a model writes one as a token, so text cut right after it was
+# cut inside the delimiter it begins.
+WHOLE_TAG = re.compile(r"[ \t\r\n]*<[^<>\s]{1,40}>")
 
 
 def _whole_tag_alone_in(held: str, accepted: Container[str]) -> bool:
     """Whether the held text begins with a whole tag that is no delimiter alone but only the
     start of one (Qwen3-Coder's ``<tool_call>``, which its calls' opening goes on from with
     ``<function=``): text cut there was cut inside the delimiter."""
-    tag = _WHOLE_TAG.match(held)
+    tag = WHOLE_TAG.match(held)
     return tag is not None and held[: tag.end()] not in accepted

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Container, Iterable
 from typing import Any
 
 
@@ -28,6 +28,7 @@ from chatcodec.check.special_tokens import TOKEN_SHAPE
 from chatcodec.events import ContentDelta, Event, FinishReason, ReasoningDelta, ToolCallArgumentsDelta, ToolCallEnd, ToolCallStart
 from chatcodec.formats.base import Format
 from chatcodec.messages import ToolCall, assembled_call, assembled_message
+from chatcodec.parse.engine import WHOLE_TAG
 from chatcodec.parse.grammar import FamilyGrammar
 from chatcodec.parse.held import HeldTails
 from chatcodec.parse.json_scan import STRICT_DECODER, is_json_object
@@ -111,6 +112,16 @@ def _member(before: str, keys: Iterable[str], after: str = "") -> re.Pattern[str
     return re.compile(rf'[ \t\n\r]*{re.escape(before)}[ \t\n\r]*"(?:{alternatives})"[ \t\n\r]*:[ \t\n\r]*{after}')
 
 
+def _token_end(spelling: str, spellings: Container[str]) -> int:
+    """Where the whole token ``spelling`` begins with ends: a special token, or a whole tag that
+    is no delimiter alone (0 where it begins with neither)."""
+    token = TOKEN_SHAPE.match(spelling)
+    if token is not None:
+        return token.end()
+    tag = WHOLE_TAG.match(spelling)
+    return tag.end() if tag is not None and tag.group() not in spellings else 0
+
+
 class WholeTextReader:
     """Reads whole completions of one format's common shape (see the module docstring)."""
 
@@ -191,16 +202,18 @@ class WholeTextReader:
         # A text that ends inside a delimiter, after a whole special token (``<|channel|>fin``),
         # is read the general way, which tells whether the state takes that delimiter.
         spellings = self.grammar.spellings
+        # (Also after a whole tag that is no delimiter alone, ERNIE's ``<response>`` before its
+        # ``<response>\n``: the engine holds text cut there as a delimiter cut short too.)
         self._cut_heads = frozenset(
             spelling[:end]
             for spelling in spellings
-            if (token := TOKEN_SHAPE.match(spelling)) is not None
-            for end in range(token.end(), len(spelling))
+            if (token_end := _token_end(spelling, spellings))
+            for end in range(token_end, len(spelling))
             if spelling[:end] not in spellings  # (a whole delimiter that begins a longer one)
         )
         self._cut_reach = max(map(len, self._cut_heads), default=0)
         # (The tokens they begin with, each looked for in the text's tail with ``str.rfind``.)
-        self._cut_tokens = tuple(sorted({match.group() for head in self._cut_heads if (match := TOKEN_SHAPE.match(head))}))
+        self._cut_tokens = tuple(sorted({head[: _token_end(head, spellings)] for head in self._cut_heads}))
         # A call whose parts stand exactly where the last one's did is read by its shape (see
         # ``_call_by_shape``): where no delimiter can begin inside JSON but within a string,
         # none is made of whitespace alone, and the name is the whole text before the separator.
