@@ -1044,22 +1044,27 @@ def test_command_a_north_reads_its_answer_opening() -> None:
 
 # Ollama model/parsers/apertus15_test.go: a list cut short before its closing tag, and an
 # object naming two calls, are malformed, not read as whole calls in silence. The object's
-# second name is a call of its own (Ollama rejects the object): its arguments are kept.
+# first name is the call; the rest of the object is content (Ollama rejects the object).
 @pytest.mark.parametrize(
-    ("text", "expected"),
+    ("text", "expected", "content"),
     [
-        ('<|tools_prefix|>[{"get_status":<|tools_suffix|>', [("get_status", {})]),
-        ('<|tools_prefix|>[{"get_status":{},"get_time":{}}]<|tools_suffix|>', [("get_status", {}), ("get_time", {})]),
+        ('<|tools_prefix|>[{"get_status":<|tools_suffix|>', [("get_status", {})], None),
+        ('<|tools_prefix|>[{"get_status":{},"get_time":{}}]<|tools_suffix|>', [("get_status", {})], '"get_time":{}'),
         (
-            '<|tools_prefix|>[{"get_status":{"id":1},"get_time":{"zone":"UTC"}},{"ping":{}}]<|tools_suffix|>',
-            [("get_status", {"id": 1}), ("get_time", {"zone": "UTC"}), ("ping", {})],
+            '<|tools_prefix|>[{"get_status":{"id":1}, "get_time":{"zone":"UTC"}, "x": 2 },{"ping":{}}]<|tools_suffix|>',
+            [("get_status", {"id": 1}), ("ping", {})],
+            '"get_time":{"zone":"UTC"}, "x": 2 ',
         ),
     ],
 )
-def test_apertus_calls_cut_short_or_doubled_are_malformed(text: str, expected: list[tuple[str, object]]) -> None:
+def test_apertus_calls_cut_short_or_doubled_are_malformed(text: str, expected: list[tuple[str, object]], content: str | None) -> None:
     result = parse_both("SwissAI-Apertus-8B-Instruct", text)
     assert [(c.function.name, c.function.parsed_arguments) for c in result.message.tool_calls or []] == expected
+    assert result.message.content == content
     assert [d.kind for d in result.diagnostics] == ["malformed_tool_call"]
+    # (With tools given, a second name that is no tool's is text all the same.)
+    with_tools = parse_both("SwissAI-Apertus-8B-Instruct", text, tools=["get_status", "ping"])
+    assert (calls(with_tools), with_tools.message.content) == (calls(result), content)
 
 
 # Ollama model/parsers/deepseek3_test.go, minimaxm2_test.go: a call that leaves out a tag ends

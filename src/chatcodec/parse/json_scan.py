@@ -343,8 +343,9 @@ class JsonWalk:
         self.member_at = -1
         self.broken_member_at = -1
         self.examined = 0  # characters examined (for tests that count work)
-        # Where each element of a list starts and ends (-1 until it does): a call the reader
-        # cannot take is given back as the text it was.
+        # Where each element of a list starts and ends (-1 until it does), and where its second
+        # member starts (-1 if none did): a call the reader cannot take, or the part of an
+        # element that is no part of its call, is given back as the text it was.
         self.element_spans: list[list[int]] = []
 
     @property
@@ -554,6 +555,9 @@ class JsonWalk:
                 ok = char == '"'
                 self.state = "key"
                 self.member_at = text_start + pos
+                spans = self.element_spans
+                if spans and spans[-1][2] < 0:
+                    spans[-1][2] = self.member_at
             elif state == "colon":
                 ok = char == ":"
                 self._start_value()
@@ -644,7 +648,7 @@ class JsonWalk:
     def _open_element(self, at: int) -> None:
         if self.shape == "objects":
             self._value_end = -1  # the body goes on
-        self.element_spans.append([at, -1])
+        self.element_spans.append([at, -1, -1])
         self._element += 1
         self._emit(MemberEvent("element", element=self._element))
         self.state = "member?"

@@ -136,8 +136,10 @@ class JsonObjectReader(CallReader):
                 call.arguments_key = event.key
                 calls.name_complete(call, event.key, position)
             elif self.name_as_key and call.state.get("named_by_key"):
-                # {"one": {...}, "two": {...}}: one object names one call.
-                call.error = call.error or f"a second name ({event.key!r}) in one call's object"
+                # {"one": {...}, "two": {...}}: one object names one call; the rest of the
+                # object is text (see ``JsonListReader.close``).
+                call.error = call.error or f"a second name ({event.key!r}) in one call's object; the rest of it is kept as text"
+                call.state["second_name"] = True
             elif event.key in self.argument_keys and call.arguments_key is None:
                 call.arguments_key = event.key
                 self._name_now(call, position)
@@ -256,14 +258,6 @@ class JsonListReader(JsonObjectReader):
                 self.calls.child(call)
             elif call.children:
                 element = call.children[-1]
-                if event.kind == "key" and self.name_as_key and element.state.get("named_by_key"):
-                    # {"one": {...}, "two": {...}}: an object names one call. The object is
-                    # malformed, and the second name is read as the next call, so that its
-                    # arguments are kept as a call's, not lost between the message's fields.
-                    element.error = element.error or (
-                        f"a second name ({event.key!r}) in one call's object, read as a call of its own"
-                    )
-                    element = self.calls.child(call)
                 if event.kind == "end":
                     for child in call.children:
                         self._name_now(child, piece.start)
@@ -278,8 +272,10 @@ class JsonListReader(JsonObjectReader):
 
     def close(self, call: ToolCallBlock) -> None:
         spans = call.walk.element_spans if call.walk is not None else []
-        for child, (start, end) in zip(call.children, spans):
+        for child, (start, end, second) in zip(call.children, spans):
             child.state["element"] = (start, end)
+            if child.state.get("second_name") and 0 <= second < end:
+                child.state["left_over"] = (second, end - 1)  # (up to the object's closing brace)
         for child in call.children:
             self._name_now(child, call.start)
         super().close(call)  # (a reader of an object or a list: the object may have broken)

@@ -217,9 +217,10 @@ class ToolCalls:
                 # A call's object that stops being JSON (its closing brace left out before the
                 # next object): the call stands, malformed, and the rest of the list is text.
                 self._keep_after_failure(block)
+        left_over = self._left_over(block, named)
         for call in named:
             self._finish_one(call, closed=closed, spans=False)
-        dropped = self._dropped_elements(block)
+        dropped = sorted(self._dropped_elements(block) + left_over)
         stray = block.after_value if any(text.strip() for _, text in block.after_value) else []
         for kind, start, end, name in _carved(block.spans, dropped + stray, self._stray_kind()):
             self._span(kind, start, end, name, None if kind in _NO_INDEX else named[0].index)
@@ -268,6 +269,21 @@ class ToolCalls:
             # (Whitespace kept after an element, where a delta ended, was between two elements
             # once the list went on: it is no text after the list.)
             block.after_value = [(at, written[at - block.start : end - block.start])]
+
+    @staticmethod
+    def _left_over(block: ToolCallBlock, named: list[ToolCallBlock]) -> list[tuple[int, str]]:
+        """The parts of elements that are no part of their calls (Apertus's ``{"one": {…},
+        "two": {…}}``: from the second name on), with where each starts: text, like an element
+        that is no call (the call's own diagnostic says so)."""
+        parts = [where for call in named if (where := call.state.get("left_over")) is not None]
+        if not parts:
+            return []
+        written = "".join(block.raw)
+        return [
+            (start, written[start - block.start : end - block.start])
+            for start, end in parts
+            if block.start <= start < end <= block.start + len(written)
+        ]
 
     def _dropped_elements(self, block: ToolCallBlock) -> list[tuple[int, str]]:
         """The elements of a list of calls that are no call (a tool ``tools=`` does not have,
