@@ -216,6 +216,58 @@ CASES: list[tuple[str, str, dict[str, Any], dict[str, Any], str, list[str]]] = [
         "tool_calls",
         ["malformed_tool_call", "unexpected_text"],
     ),
+    # A value that is no JSON (`"x":}`, a bare word) breaks the object there: before, such a
+    # call read as clean.
+    (
+        "qwen3",
+        '<tool_call>\n{"name": "f", "arguments": {}, "x":}\n</tool_call>',
+        {},
+        {"content": '"x":}', "tool_calls": [("f", "{}")]},
+        "tool_calls",
+        ["malformed_tool_call", "unexpected_text"],
+    ),
+    (
+        "qwen3",
+        '<tool_call>\n{"name": "f", "arguments": nul, "x": 1}\n</tool_call>',
+        {},
+        {"content": ', "x": 1}', "tool_calls": [("f", "nul")]},
+        "tool_calls",
+        ["malformed_tool_call", "unexpected_text"],
+    ),
+    # A call's closing tag, or the text's end, inside a member other than the arguments: the
+    # member's text is content (arguments cut short stay the call's).
+    (
+        "qwen3",
+        '<tool_call>{"name": "f", "note"</tool_call>',
+        {},
+        {"content": '"note"', "tool_calls": [("f", "{}")]},
+        "tool_calls",
+        ["malformed_tool_call", "unexpected_text"],
+    ),
+    (
+        "qwen3",
+        '<tool_call>{"name": "f", "arguments": {"a": 1}, "no',
+        {},
+        {"content": '"no', "tool_calls": [("f", '{"a": 1}')]},
+        "length",
+        ["unclosed_tool_call", "unexpected_text"],
+    ),
+    (
+        "qwen3",
+        '<tool_call>{"name": "f", "arguments": {"a": 1}, "arguments": {"b": 2}}</tool_call>',
+        {},
+        {"content": None, "tool_calls": [("f", '{"a": 1}')]},
+        "tool_calls",
+        ["malformed_tool_call"],
+    ),
+    (
+        "qwen3",
+        '<tool_call>{"name": "f", "name": "g", "arguments": {}}</tool_call>',
+        {},
+        {"content": None, "tool_calls": [("f", "{}")]},
+        "tool_calls",
+        ["malformed_tool_call"],
+    ),
     # ---- deepseek ----
     ("deepseek", "Just text." + DS_END, {}, {"content": "Just text."}, "stop", []),
     (

@@ -359,9 +359,10 @@ class AssistantAssembler:
                 walk.hand_back(key, text)
             return self.handle((Piece(kind, text, start, json=walk),))
         # What the reader said of the last such delta holds until the member or the call
-        # changes (only the value's end, which is no such delta, changes its answer).
+        # changes (only the value's end, which is no such delta, changes its answer; a member
+        # written again under the same key comes after that end).
         approved = self._as_written
-        if approved is None or approved[0] is not call or approved[1] != kind or approved[2] != key:
+        if approved is None or approved[0] is not call or approved[1] != kind or approved[2] != key or call.arguments_done:
             reader = self._reader
             if reader is None or self._section_hold is not None or not reader.arguments_as_written(call, kind, key, walk):
                 walk.hand_back(key, text)

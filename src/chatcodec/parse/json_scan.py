@@ -86,6 +86,8 @@ _STRUCTURE = re.compile(r'["{}\[\]]')
 _CLOSING_BRACKET = re.compile(r"[}\]]")  # a character that may end a container
 STRING_SPECIAL = re.compile(r'["\\]')  # (also the stream's test for more of a string)
 _SCALAR_END = re.compile(r"[,}\]\s]")
+# A JSON number or literal, whole.
+JSON_SCALAR = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null")
 _ESCAPED_CHAR = re.compile(r"\\.", re.DOTALL)
 
 # Characters a delimiter may be spelled with and still be JSON structure, not a string or a
@@ -105,10 +107,11 @@ Shape = Literal["object", "object_opened", "array", "array_opened", "value", "ob
 class ValueScanner:
     """Finds the end of one JSON value fed in pieces (the first piece starts at the value)."""
 
-    __slots__ = ("depth", "done", "escaped", "has_parsed", "in_string", "mode", "parsed")
+    __slots__ = ("depth", "done", "escaped", "has_parsed", "in_string", "mode", "parsed", "scalar")
 
     def __init__(self) -> None:
         self.mode = ""  # "container", "string" or "scalar", set by the first character
+        self.scalar = ""  # a scalar's text so far (checked once it ends: ``tru``, ``Mk1`` are no JSON)
         self.depth = 0
         self.in_string = False
         self.escaped = False
@@ -146,7 +149,9 @@ class ValueScanner:
         if self.mode == "scalar":
             match = _SCALAR_END.search(text, pos, stop)
             if match is None:
+                self.scalar += text[pos:stop]
                 return None
+            self.scalar += text[pos : match.start()]
             self.done = True
             return match.start()
         return self.continue_nested(text, pos, stop)
@@ -631,7 +636,14 @@ class JsonWalk:
             return stop
         if begin >= 0 and value.has_parsed:
             self._jump_start, self._jump_end = text_start + begin, text_start + end
-        return self._value_read(text, pos, end, text_start, value)
+        end = self._value_read(text, pos, end, text_start, value)
+        if value.mode == "scalar" and JSON_SCALAR.fullmatch(value.scalar) is None:
+            # (An empty value, ``"a":}``, or a bare word: the text stops being JSON here.)
+            self._fail(end, text_start, "value")
+            self._tracker = QuoteTracker(self._depth_at_failure("value"))
+            self._tracker.advance(text, end, stop)
+            return stop
+        return end
 
     def _value_read(self, text: str, pos: int, end: int, text_start: int, value: ValueScanner) -> int:
         """The value being scanned ends at ``end`` (its text from ``pos`` was not handed on)."""
@@ -684,6 +696,7 @@ class JsonWalk:
         "colon": "':' after a member name",
         "after_member": "',' or '}' after a value",
         "after_element": "',' or ']' after an element",
+        "value": "a JSON value after a member name",
     }
 
     def _fail(self, pos: int, text_start: int, state: str) -> None:
@@ -696,7 +709,7 @@ class JsonWalk:
         if state == "after_element":
             self.stray_at = text_start + pos
         self.failed_at = text_start + pos
-        self.broken_member_at = self.member_at if state == "colon" else self.failed_at
+        self.broken_member_at = self.member_at if state == "colon" or state == "value" else self.failed_at
         self.error = f"{message} (character {text_start + pos - self.base} of the call)"
 
     def _depth_at_failure(self, state: str) -> int:

@@ -19,7 +19,16 @@ from typing import Any
 
 from chatcodec.parse.attributes import without_attributes
 from chatcodec.parse.engine import STRAY, Piece
-from chatcodec.parse.json_scan import STRICT_DECODER, JsonWalk, MemberEvent, ValueScanner, dumps_finite, is_json_object, loads_json
+from chatcodec.parse.json_scan import (
+    JSON_SCALAR,
+    STRICT_DECODER,
+    JsonWalk,
+    MemberEvent,
+    ValueScanner,
+    dumps_finite,
+    is_json_object,
+    loads_json,
+)
 from chatcodec.parse.python_source import expression
 from chatcodec.parse.toolcalls import ToolCallBlock, ToolCalls
 
@@ -143,6 +152,10 @@ class JsonObjectReader(CallReader):
             elif event.key in self.argument_keys and call.arguments_key is None:
                 call.arguments_key = event.key
                 self._name_now(call, position)
+            elif event.key == call.arguments_key or (
+                event.key in self.name_keys and (call.name is not None or "name" in call.state)
+            ):
+                call.error = call.error or f"the member {event.key!r} is written twice (the first is read)"
             return
         if kind == "end":
             self._name_now(call, position)
@@ -195,12 +208,29 @@ class JsonObjectReader(CallReader):
 
     def close(self, call: ToolCallBlock) -> None:
         walk = call.walk
-        if walk is None or walk.shape != "object" or walk.broken_member_at < 0 or call.index is None:
+        if walk is None or walk.shape != "object" or call.index is None:
+            return
+        if walk.broken_member_at < 0:
+            # A named call's object that ends inside a member other than its arguments (its
+            # closing tag, or the end of the text, after ``"x"`` or ``"x": 1``): that member is
+            # no part of the call, and its text is kept as text. (Arguments cut short are the
+            # call's, as written.)
+            if walk.complete or walk.state not in ("key", "colon", "value") or walk.member_at < 0:
+                return
+            if walk.state == "value" and walk.key == call.arguments_key and (call.arguments_parts or call.pending):
+                return
+            self.calls.keep_after(call, walk.member_at)
             return
         # A named call whose object stopped being JSON between its members (``"arguments": {…}
-        # junk}``, a key with no colon): the call stands, malformed, and the text from the member
-        # the JSON broke in is no part of it. It is text, as after a list's broken element.
-        self.calls.keep_after(call, walk.broken_member_at)
+        # junk}``, a key with no colon, a value that is no JSON): the call stands, malformed,
+        # and the text from the member the JSON broke in is no part of it. It is text, as after
+        # a list's broken element. (Where that member is the arguments, their text is theirs
+        # up to where the JSON broke.)
+        broke_in_arguments = walk.key == call.arguments_key and bool(call.arguments_parts)
+        if broke_in_arguments:
+            self.calls.keep_after(call, walk.failed_at, closing="}")
+        else:
+            self.calls.keep_after(call, walk.broken_member_at)
 
     def _flat_arguments(self, call: ToolCallBlock) -> None:
         """An object with a name and other members but no arguments member: the other members
@@ -409,8 +439,6 @@ def _string_value(parts: list[str], value: ValueScanner | None) -> object:
 # -- a name, then the arguments -------------------------------------------------------------------
 
 
-# A JSON number or literal, whole.
-JSON_SCALAR = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null")
 # What no function name holds: whitespace inside it, brackets, quotes.
 NOT_A_NAME = re.compile(r"\s|[\[\]{}()<>\"',;]")
 

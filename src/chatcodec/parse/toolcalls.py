@@ -260,15 +260,19 @@ class ToolCalls:
         """The list's text from where its JSON stopped to its end, given back as text."""
         self.keep_after(block, block.walk.failed_at if block.walk is not None else -1)
 
-    def keep_after(self, block: ToolCallBlock, at: int) -> None:
+    def keep_after(self, block: ToolCallBlock, at: int, *, closing: str = "") -> None:
         """The block's text from ``at`` to its end is no part of its call: given back as text
-        when the call finishes (``after_value``)."""
+        when the call finishes (``after_value``). (Not where it is only ``closing``, the
+        bracket that closes the body, and whitespace.)"""
         end = block.inner_end()
         if block.start <= at < end and not any(text.strip() for _, text in block.after_value):
             written = "".join(block.raw)
+            rest = written[at - block.start : end - block.start]
+            if closing and rest.strip() == closing:
+                return
             # (Whitespace kept after an element, where a delta ended, was between two elements
             # once the list went on: it is no text after the list.)
-            block.after_value = [(at, written[at - block.start : end - block.start])]
+            block.after_value = [(at, rest)]
 
     @staticmethod
     def _left_over(block: ToolCallBlock, named: list[ToolCallBlock]) -> list[tuple[int, str]]:
