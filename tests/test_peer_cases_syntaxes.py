@@ -3738,3 +3738,12 @@ def test_minimax_m2_value_on_a_line_of_its_own(value: str, expected: str) -> Non
     result = parse_both("MiniMax-M2", text)
     assert calls(result) == [("get_weather", {"location": expected})]
     assert not result.diagnostics and result.finish_reason == "tool_calls"
+
+
+# A Python call that names a keyword twice (`f(t=1, t=2)`) is no call Python compiles, and
+# reading it would lose one value: the block is text, malformed, as any block that is no call.
+def test_a_python_call_with_a_keyword_written_twice_is_no_call() -> None:
+    text = "<|tool_call_start|>[f(t=5123, t=6)]<|tool_call_end|>"
+    result = parse_both("LiquidAI-LFM2.5-8B-A1B", text)
+    assert result.message.tool_calls is None and result.message.content == text
+    assert [d.kind for d in result.diagnostics] == ["malformed_tool_call"]

@@ -1751,7 +1751,10 @@ def _call_of(node: ast.expr) -> tuple[str, dict[str, Any]] | None:
                 return None
             arguments.update(value)
         else:
-            arguments[keyword.arg.removeprefix(_KEYWORD_PREFIX)] = value
+            key = keyword.arg.removeprefix(_KEYWORD_PREFIX)
+            if key in arguments:
+                return None  # ``f(t=1, t=2)``: Python's compiler refuses it, and one value would be lost
+            arguments[key] = value
     try:
         json.dumps(arguments, allow_nan=False)
     except (TypeError, ValueError, RecursionError):
