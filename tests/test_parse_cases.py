@@ -268,6 +268,14 @@ CASES: list[tuple[str, str, dict[str, Any], dict[str, Any], str, list[str]]] = [
         "tool_calls",
         ["malformed_tool_call"],
     ),
+    (
+        "qwen3",
+        '<tool_call>{"name": "f", "arguments":',
+        {},
+        {"content": None, "tool_calls": [("f", "{}")]},
+        "length",
+        ["unclosed_tool_call"],
+    ),
     # ---- deepseek ----
     ("deepseek", "Just text." + DS_END, {}, {"content": "Just text."}, "stop", []),
     (

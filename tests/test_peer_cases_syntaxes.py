@@ -2203,7 +2203,8 @@ def _kept_as_content(text: str, result: ParseResult) -> str:
             "MiniMax-M1",
             '<tool_calls>\n{"name": "f", "arguments": {}}\n\n\n{"name": "g", "arguments" {"query": "x"}}\n</tool_calls>',
             [("f", {}), ("g", {})],
-            '{"query": "x"}}',
+            # (From the member the JSON broke in: its key, with no colon after it, too.)
+            '"arguments" {"query": "x"}}',
         ),
         ("AI21-Jamba-Large-1.6", '<tool_calls>[{"name": "f", "arguments": {"x": 1}}, {invalid}]</tool_calls>', [("f", {"x": 1})], "{invalid}]"),
         ("NVIDIA-Nemotron-Nano-9B-v2", '<TOOLCALL>[{"name": "f", "arguments": {"x": 1}}, {bad]</TOOLCALL>', [("f", {"x": 1})], "{bad]"),
@@ -3747,3 +3748,20 @@ def test_a_python_call_with_a_keyword_written_twice_is_no_call() -> None:
     result = parse_both("LiquidAI-LFM2.5-8B-A1B", text)
     assert result.message.tool_calls is None and result.message.content == text
     assert [d.kind for d in result.diagnostics] == ["malformed_tool_call"]
+
+
+# A list of calls whose last object the closing tag cuts inside a member other than the
+# arguments, or whose object breaks in one: the member's text is content, not lost with the call.
+@pytest.mark.parametrize(
+    ("template", "text", "content"),
+    [
+        ("AI21-Jamba-Large-1.6", '<tool_calls>[{"name":"f","note"</tool_calls>', '"note"'),
+        ("MiniMax-M1", '<tool_calls>\n{"name":"f","note"</tool_calls>', '"note"'),
+        ("Mistral-7B-Instruct-v0.3-jsonschema", '[TOOL_CALLS][{"name":"f","":[],"note",', '"note",'),
+    ],
+)
+def test_a_list_cut_inside_a_member_keeps_its_text(template: str, text: str, content: str) -> None:
+    result = parse_both(template, text)
+    assert calls(result) == [("f", {})]
+    assert result.message.content == content
+    assert [d.kind for d in result.diagnostics] == ["malformed_tool_call", "unexpected_text"]

@@ -211,15 +211,8 @@ class JsonObjectReader(CallReader):
         if walk is None or walk.shape != "object" or call.index is None:
             return
         if walk.broken_member_at < 0:
-            # A named call's object that ends inside a member other than its arguments (its
-            # closing tag, or the end of the text, after ``"x"`` or ``"x": 1``): that member is
-            # no part of the call, and its text is kept as text. (Arguments cut short are the
-            # call's, as written.)
-            if walk.complete or walk.state not in ("key", "colon", "value") or walk.member_at < 0:
-                return
-            if walk.state == "value" and walk.key == call.arguments_key and (call.arguments_parts or call.pending):
-                return
-            self.calls.keep_after(call, walk.member_at)
+            if not walk.complete:
+                self._keep_open_member(call, call, walk)
             return
         # A named call whose object stopped being JSON between its members (``"arguments": {…}
         # junk}``, a key with no colon, a value that is no JSON): the call stands, malformed,
@@ -231,6 +224,17 @@ class JsonObjectReader(CallReader):
             self.calls.keep_after(call, walk.failed_at, closing="}")
         else:
             self.calls.keep_after(call, walk.broken_member_at)
+
+    def _keep_open_member(self, block: ToolCallBlock, call: ToolCallBlock, walk: JsonWalk) -> None:
+        """A named call's object that ends inside a member other than its arguments (the
+        block's closing tag, or the end of the text, after ``"x"`` or ``"x": 1``): that member
+        is no part of the call, and its text is kept as text. (Arguments cut short are the
+        call's, as written.)"""
+        if call.index is None or walk.state not in ("key", "colon", "value") or walk.member_at < 0:
+            return
+        if walk.state == "value" and walk.key == call.arguments_key:
+            return  # (the arguments' member, begun: the call's, its text as written)
+        self.calls.keep_after(block, walk.member_at)
 
     def _flat_arguments(self, call: ToolCallBlock) -> None:
         """An object with a name and other members but no arguments member: the other members
@@ -308,6 +312,19 @@ class JsonListReader(JsonObjectReader):
                 child.state["left_over"] = (second, end - 1)  # (up to the object's closing brace)
         for child in call.children:
             self._name_now(child, call.start)
+        walk = call.walk
+        if walk is not None and walk.shape != "object" and call.children and not walk.complete:
+            last = call.children[-1]
+            if walk.failed_at < 0:
+                # The list ends (its closing tag, or the text's end) inside its last call's
+                # object, in a member other than the arguments: that member's text is text.
+                self._keep_open_member(call, last, walk)
+            elif last.index is not None and walk.stray_at < 0:
+                # The last call's object stopped being JSON: the call stands, malformed, and the
+                # rest of the list from the member it broke in is text (from where it broke, if
+                # that member is the call's arguments: their text is theirs).
+                in_arguments = walk.key == last.arguments_key and bool(last.arguments_parts)
+                self.calls.keep_after(call, walk.failed_at if in_arguments else walk.broken_member_at)
         super().close(call)  # (a reader of an object or a list: the object may have broken)
 
     def arguments_as_written(self, call: ToolCallBlock, kind: str, key: str, walk: JsonWalk) -> bool:
