@@ -226,11 +226,12 @@ class JsonObjectReader(CallReader):
             self.calls.keep_after(call, walk.broken_member_at)
 
     def _keep_open_member(self, block: ToolCallBlock, call: ToolCallBlock, walk: JsonWalk) -> None:
-        """A named call's object that ends inside a member other than its arguments (the
-        block's closing tag, or the end of the text, after ``"x"`` or ``"x": 1``): that member
-        is no part of the call, and its text is kept as text. (Arguments cut short are the
-        call's, as written.)"""
-        if call.index is None or walk.state not in ("key", "colon", "value") or walk.member_at < 0:
+        """A named call's object that its block's closing tag ends inside a member other than
+        its arguments (after ``"x"`` or ``"x": 1``): that member is no part of the call, and
+        its text is kept as text. (Arguments cut short are the call's, as written; a member the
+        text ends in was cut short with the call, and stays in its span, as an XML parameter's
+        name does.)"""
+        if block.cut_short or call.index is None or walk.state not in ("key", "colon", "value") or walk.member_at < 0:
             return
         if walk.state == "value" and walk.key == call.arguments_key:
             return  # (the arguments' member, begun: the call's, its text as written)
