@@ -3765,3 +3765,13 @@ def test_a_list_cut_inside_a_member_keeps_its_text(template: str, text: str, con
     assert calls(result) == [("f", {})]
     assert result.message.content == content
     assert [d.kind for d in result.diagnostics] == ["malformed_tool_call", "unexpected_text"]
+
+
+# A parameter's name and then the call's end, no value (GLM `<arg_key>k</arg_key></tool_call>`):
+# the call is malformed, and the parameter's tags and name are content, not lost with it.
+def test_a_parameter_name_with_no_value_is_kept_as_content() -> None:
+    text = "Hi<tool_call>f\n<arg_key>a</arg_key>\n<arg_value>1</arg_value>\n<arg_key>note</arg_key>\n</tool_call>"
+    result = parse_both("ZhipuAI-GLM-4.6", text)
+    assert calls(result) == [("f", {"a": 1})]
+    assert result.message.content == "Hi<arg_key>note</arg_key>\n"
+    assert [d.kind for d in result.diagnostics] == ["malformed_tool_call", "unexpected_text"]

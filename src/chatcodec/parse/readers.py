@@ -916,9 +916,18 @@ class XmlParametersReader(CallReader):
             call.has_parsed = True
             return
         if call.state.get("where") == "value" and state.get("unopened"):
-            # (A name, then the call's end: no value at all.)
-            del state["unopened"]
+            # (A name, then the call's end: no value at all.) The parameter's tags and name are
+            # no part of the call: text, as a name that never ended is (see above).
+            name_end = state.pop("unopened")
             call.error = call.error or f"the parameter {state['key']!r} has no value"
+            opened, key, start = state.get("param_open"), state["key"], state.get("key_start", -1)
+            if (
+                not call.cut_short
+                and opened is not None
+                and opened.start + len(opened.text) == start
+                and start + len(key) == name_end.start
+            ):
+                call.after_value.append((opened.start, opened.text + key + name_end.text))
         elif call.state.get("where") == "value":
             self._param_done(call)
             call.error = call.error or "a parameter's closing tag is left out"
