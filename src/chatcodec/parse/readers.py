@@ -208,34 +208,29 @@ class JsonObjectReader(CallReader):
 
     def close(self, call: ToolCallBlock) -> None:
         walk = call.walk
-        if walk is None or walk.shape != "object" or call.index is None:
-            return
-        if walk.broken_member_at < 0:
-            if not walk.complete:
-                self._keep_open_member(call, call, walk)
-            return
-        # A named call whose object stopped being JSON between its members (``"arguments": {…}
-        # junk}``, a key with no colon, a value that is no JSON): the call stands, malformed,
-        # and the text from the member the JSON broke in is no part of it. It is text, as after
-        # a list's broken element. (Where that member is the arguments, their text is theirs
-        # up to where the JSON broke.)
-        broke_in_arguments = walk.key == call.arguments_key and bool(call.arguments_parts)
-        if broke_in_arguments:
-            self.calls.keep_after(call, walk.failed_at, closing="}")
-        else:
-            self.calls.keep_after(call, walk.broken_member_at)
+        if walk is not None and walk.shape == "object" and not walk.complete:
+            self._keep_member_text(call, call, walk, closing="}")
 
-    def _keep_open_member(self, block: ToolCallBlock, call: ToolCallBlock, walk: JsonWalk) -> None:
-        """A named call's object that its block's closing tag ends inside a member other than
-        its arguments (after ``"x"`` or ``"x": 1``): that member is no part of the call, and
-        its text is kept as text. (Arguments cut short are the call's, as written; a member the
-        text ends in was cut short with the call, and stays in its span, as an XML parameter's
-        name does.)"""
-        if block.cut_short or call.index is None or walk.state not in ("key", "colon", "value") or walk.member_at < 0:
+    def _keep_member_text(self, block: ToolCallBlock, call: ToolCallBlock, walk: JsonWalk, *, closing: str = "") -> None:
+        """The text of the member a named call's object ended in, which is no part of the call,
+        kept as text (``block``'s ``after_value``), as after a list's broken element:
+        - where the JSON broke (``"arguments": {…} junk}``, a key with no colon, a value that is
+          no JSON), from that member on; if it is the arguments, their text is theirs up to the
+          break, and only what follows (unless just ``closing``) is text;
+        - where the block's closing tag came inside a member other than the arguments (after
+          ``"x"`` or ``"x": 1``), that member. A member the text ends in was cut short with the
+          call, and stays in its span, as an XML parameter's name does."""
+        if call.index is None:
             return
-        if walk.state == "value" and walk.key == call.arguments_key:
-            return  # (the arguments' member, begun: the call's, its text as written)
-        self.calls.keep_after(block, walk.member_at)
+        in_arguments = walk.key == call.arguments_key
+        if walk.failed_at >= 0:
+            if in_arguments and call.arguments_parts:
+                self.calls.keep_after(block, walk.failed_at, closing=closing)
+            else:
+                self.calls.keep_after(block, walk.broken_member_at)
+        elif not block.cut_short and walk.state in ("key", "colon", "value") and walk.member_at >= 0:
+            if not (walk.state == "value" and in_arguments):  # (the arguments, begun: the call's)
+                self.calls.keep_after(block, walk.member_at)
 
     def _flat_arguments(self, call: ToolCallBlock) -> None:
         """An object with a name and other members but no arguments member: the other members
@@ -314,18 +309,10 @@ class JsonListReader(JsonObjectReader):
         for child in call.children:
             self._name_now(child, call.start)
         walk = call.walk
-        if walk is not None and walk.shape != "object" and call.children and not walk.complete:
-            last = call.children[-1]
-            if walk.failed_at < 0:
-                # The list ends (its closing tag, or the text's end) inside its last call's
-                # object, in a member other than the arguments: that member's text is text.
-                self._keep_open_member(call, last, walk)
-            elif last.index is not None and walk.stray_at < 0:
-                # The last call's object stopped being JSON: the call stands, malformed, and the
-                # rest of the list from the member it broke in is text (from where it broke, if
-                # that member is the call's arguments: their text is theirs).
-                in_arguments = walk.key == last.arguments_key and bool(last.arguments_parts)
-                self.calls.keep_after(call, walk.failed_at if in_arguments else walk.broken_member_at)
+        if walk is not None and walk.shape != "object" and call.children and not walk.complete and walk.stray_at < 0:
+            # The list ended, or broke, inside its last call's object: the rest of the list from
+            # that member on is text. (Text between whole elements is ``stray_at``'s.)
+            self._keep_member_text(call, call.children[-1], walk)
         super().close(call)  # (a reader of an object or a list: the object may have broken)
 
     def arguments_as_written(self, call: ToolCallBlock, kind: str, key: str, walk: JsonWalk) -> bool:
