@@ -438,9 +438,38 @@ def test_a_flat_call_keeps_its_arguments(template: str, text: str) -> None:
     result = parse_both(template, text, tools=TOOLS)
     assert calls(result) == [("get_weather", {"city": "Paris", "days": [1, {"a": 2}]})]
     assert [d.kind for d in result.diagnostics] == ["noncanonical"]
-    # With an arguments member, it is the arguments.
+    # With an arguments member, it is the arguments; the members beside it are left out, and a
+    # diagnostic names them (a call has no place for them).
     result = parse_both(template, text.replace('"city"', '"arguments": {"x": 1}, "city"'), tools=TOOLS)
     assert calls(result) == [("get_weather", {"x": 1})]
+    assert [(d.kind, d.message) for d in result.diagnostics] == [
+        ("noncanonical", 'tool call 0: members beside its name and arguments are left out: "city", "days"')
+    ]
+
+
+# What an OpenAI call object carries beside its function (an id, ``"type": "function"``), which
+# models copy, is left out without a word: the call has an id and a type of its own.
+@pytest.mark.parametrize(
+    ("template", "text"),
+    [
+        ("Llama-3.2-3B-Instruct", '{"type": "function", "name": "get_weather", "parameters": {"city": "Paris"}}'),
+        (
+            "Hermes-3-Llama-3.1-8B-tool_use",
+            '<tool_call>\n{"id": "call_1", "type": "function", "name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>',
+        ),
+    ],
+)
+def test_an_openai_call_objects_id_and_type_are_no_news(template: str, text: str) -> None:
+    result = parse_both(template, text, tools=TOOLS)
+    assert calls(result) == [("get_weather", {"city": "Paris"})]
+    assert result.diagnostics == []
+    with_more = parse_both(template, text.replace('"name"', '"tags": ["x"], "name"'), tools=TOOLS)
+    assert calls(with_more) == [("get_weather", {"city": "Paris"})]
+    assert [(d.kind, d.message) for d in with_more.diagnostics] == [
+        ("noncanonical", 'tool call 0: members beside its name and arguments are left out: "tags"')
+    ]
+    with pytest.raises(chatcodec.ParseError, match='left out: "tags"'):
+        codec_for(template).parse(text.replace('"name"', '"tags": ["x"], "name"'), tools=TOOLS, strict=True)
 
 
 # vLLM tests/tool_parsers/test_llama3_json_tool_parser.py (json_fragment_trailing): an object with

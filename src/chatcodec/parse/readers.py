@@ -236,7 +236,16 @@ class JsonObjectReader(CallReader):
         """An object with a name and other members but no arguments member: the other members
         are the arguments, as written (some small models write calls flat)."""
         extra: dict[str, list[str]] = call.state.pop("extra", {})
-        if not extra or call.arguments_key is not None or call.arguments_parts or call.pending:
+        if not extra:
+            return
+        if call.arguments_key is not None or call.arguments_parts or call.pending:
+            left_out = [key for key in extra if key not in _CALL_OBJECT_KEYS]
+            if call.index is not None and left_out:
+                # (Said, not kept: a call has no place for them, and its text is the call's.)
+                keys = ", ".join(json.dumps(key, ensure_ascii=False) for key in left_out)
+                self.calls.diagnose(
+                    "noncanonical", call.start, f"tool call {call.index}: members beside its name and arguments are left out: {keys}"
+                )
             return
         if call.name is None:
             return  # no name, so no call whose arguments these could be: the object is malformed
@@ -264,6 +273,11 @@ class JsonObjectReader(CallReader):
             self.calls.arguments_text(call, decoded)
         else:
             self.calls.arguments_text(call, raw.strip())
+
+
+# Members an OpenAI call object has beside its function (``{"id": …, "type": "function", …}``),
+# which models copy: a call has its own id and type, so leaving these out loses nothing said.
+_CALL_OBJECT_KEYS = frozenset({"id", "type"})
 
 
 def _is_json(text: str) -> bool:
