@@ -74,13 +74,31 @@ def first_wrong_character(text: str) -> int | None:
 
 
 def dumps_finite(value: object) -> str | None:
-    """``value`` as JSON text; None where it holds a number JSON cannot write (an infinite
-    float, from a number too large such as ``1e999``, or NaN), or is nested too deep to write
-    from here (a value decoded higher up the stack, a few levels short of the limit)."""
+    """``value`` as JSON text (see ``dumps_text``); None where it holds a number JSON cannot
+    write (an infinite float, from a number too large such as ``1e999``, or NaN), or is nested
+    too deep to write from here (a value decoded higher up the stack, a few levels short of the
+    limit)."""
     try:
-        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+        return _escape_lone_surrogates(json.dumps(value, ensure_ascii=False, allow_nan=False))
     except (ValueError, RecursionError):
         return None
+
+
+def dumps_text(value: object) -> str:
+    """``value`` as JSON text, its characters written as themselves, except a lone surrogate:
+    decoded from an escape the model wrote (``"\\ud800"``), it is no character UTF-8 can carry,
+    and a message holding it could not be sent; it is written back as the escape."""
+    return _escape_lone_surrogates(json.dumps(value, ensure_ascii=False))
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _escape_lone_surrogates(text: str) -> str:
+    # (Outside its strings JSON text is ASCII: every surrogate is inside a string.)
+    if _LONE_SURROGATE.search(text) is None:
+        return text
+    return _LONE_SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
 _WS = re.compile(r"[ \t\n\r]*")
 _STRUCTURE = re.compile(r'["{}\[\]]')
 _CLOSING_BRACKET = re.compile(r"[}\]]")  # a character that may end a container

@@ -26,6 +26,7 @@ from chatcodec.parse.json_scan import (
     MemberEvent,
     ValueScanner,
     dumps_finite,
+    dumps_text,
     is_json_object,
     loads_json,
 )
@@ -242,14 +243,14 @@ class JsonObjectReader(CallReader):
             left_out = [key for key in extra if key not in _CALL_OBJECT_KEYS]
             if call.index is not None and left_out:
                 # (Said, not kept: a call has no place for them, and its text is the call's.)
-                keys = ", ".join(json.dumps(key, ensure_ascii=False) for key in left_out)
+                keys = ", ".join(dumps_text(key) for key in left_out)
                 self.calls.diagnose(
                     "noncanonical", call.start, f"tool call {call.index}: members beside its name and arguments are left out: {keys}"
                 )
             return
         if call.name is None:
             return  # no name, so no call whose arguments these could be: the object is malformed
-        members = [json.dumps(key, ensure_ascii=False) + ": " + "".join(parts).strip() for key, parts in extra.items()]
+        members = [dumps_text(key) + ": " + "".join(parts).strip() for key, parts in extra.items()]
         self.calls.arguments_text(call, "{" + ", ".join(members) + "}")
         self.calls.diagnose(
             "noncanonical", call.start, "the call's arguments are written beside its name, not in an arguments member"
@@ -787,7 +788,7 @@ class XmlParametersReader(CallReader):
             if state.get("unopened"):
                 self._begin_unopened_value(call)
             if state.get("streaming"):
-                self._write(call, json.dumps(piece.text, ensure_ascii=False)[1:-1])
+                self._write(call, dumps_text(piece.text)[1:-1])
             state.setdefault("value_parts", []).append(piece.text)
         elif piece.kind == STRAY:
             # Text between the parameters is no part of the call: content, when the call ends.
@@ -1019,7 +1020,7 @@ class XmlParametersReader(CallReader):
     def _open_member(self, call: ToolCallBlock, key: str) -> None:
         prefix = ", " if call.state.get("written") else "{"
         call.state["written"] = call.state.get("written", 0) + 1
-        self._write(call, prefix + json.dumps(key, ensure_ascii=False) + ": ")
+        self._write(call, prefix + dumps_text(key) + ": ")
 
     def _wraps_the_arguments(self, call: ToolCallBlock, key: str) -> bool:
         """Is the call's first parameter one a model wraps the arguments in (DeepSeek V3.2's
@@ -1045,7 +1046,7 @@ class XmlParametersReader(CallReader):
                     "noncanonical", call.start, f"tool call {call.index}: the arguments are wrapped in a parameter {key!r}"
                 )
                 if wrapped:
-                    self._write(call, "{" + json.dumps(wrapped, ensure_ascii=False)[1:-1])
+                    self._write(call, "{" + dumps_text(wrapped)[1:-1])
                     state["written"] = len(wrapped)
                 state["values"].update(wrapped)
                 state["where"] = "params"
@@ -1056,7 +1057,7 @@ class XmlParametersReader(CallReader):
             value: Any = text
         else:
             value = convert_value(text, state.get("schema"))
-            self._write(call, json.dumps(value, ensure_ascii=False))
+            self._write(call, dumps_text(value))
         state["values"][key] = value
         state["where"] = "params"
 
@@ -1133,7 +1134,7 @@ class KeyTagsReader(CallReader):
             call.error = call.error or "the arguments are not tags named by their keys"
             self.calls.arguments_text(call, body)
             return
-        self.calls.arguments_text(call, json.dumps(values, ensure_ascii=False))
+        self.calls.arguments_text(call, dumps_text(values))
         call.parsed, call.has_parsed = values, True
 
     def _name_done(self, call: ToolCallBlock, position: int) -> None:
@@ -1930,7 +1931,7 @@ class GemmaReader(CallReader):
         mode = state["mode"]
         value = "".join(state["part"])
         if mode == "string":
-            ending = '"}' if state.get("streamed") else json.dumps(value, ensure_ascii=False) + "}"
+            ending = '"}' if state.get("streamed") else dumps_text(value) + "}"
         elif mode == "atom":
             # (The brace that closes the arguments, read as the value's end, is not the value's.)
             value = value.rstrip()
@@ -1942,7 +1943,7 @@ class GemmaReader(CallReader):
                 read = _gemma_value("{k:" + value + "}", self.QUOTE)
                 if isinstance(read, dict) and "k" in read:
                     kept = convert_value_literal(read["k"], self._schema(call))
-            ending = json.dumps(kept, ensure_ascii=False) + "}"
+            ending = dumps_text(kept) + "}"
         elif mode == "value":
             ending = '""}'
         else:
@@ -1983,7 +1984,7 @@ class GemmaReader(CallReader):
                     return
                 state["key"] = key
                 separator = ", " if state["members"] else ""
-                self.calls.arguments_text(call, separator + json.dumps(key, ensure_ascii=False) + ": ")
+                self.calls.arguments_text(call, separator + dumps_text(key) + ": ")
                 state["members"] += 1
                 state["mode"] = "value"
                 pos = colon + 1
@@ -2068,7 +2069,7 @@ class GemmaReader(CallReader):
         if not chunk:
             return
         if call.state["streamed"]:
-            self.calls.arguments_text(call, json.dumps(chunk, ensure_ascii=False)[1:-1])
+            self.calls.arguments_text(call, dumps_text(chunk)[1:-1])
         call.state["part"].append(chunk)
 
     def _end_string(self, call: ToolCallBlock) -> None:
@@ -2080,7 +2081,7 @@ class GemmaReader(CallReader):
             value: Any = text
         else:
             value = convert_value_literal(text, self._schema(call))
-            self.calls.arguments_text(call, json.dumps(value, ensure_ascii=False))
+            self.calls.arguments_text(call, dumps_text(value))
         state["values"][state["key"]] = value
         state["mode"] = "after"
 
@@ -2203,7 +2204,7 @@ class GemmaReader(CallReader):
             converted: Any = raw
         else:
             converted = convert_value_literal(value["k"], self._schema(call))
-        self.calls.arguments_text(call, json.dumps(converted, ensure_ascii=False))
+        self.calls.arguments_text(call, dumps_text(converted))
         state["values"][state["key"]] = converted
         state["mode"] = "after"
         return i
@@ -2314,7 +2315,7 @@ def _gemma_value(text: str, quote: str) -> Any:
                 number = atom[1:-1]
                 if not (atom[0] == atom[-1] == mark and number.isdigit()):
                     return None  # a quoted string run together with other text: not the syntax
-                out.append(json.dumps(strings[int(number)], ensure_ascii=False))
+                out.append(dumps_text(strings[int(number)]))
             elif out and out[-1] in ("{", ","):
                 in_object = expect_key[-1]
                 out.append(json.dumps(atom) if in_object else _gemma_number(atom))
@@ -2382,7 +2383,7 @@ def _python_call_read(reader: CallReader, call: ToolCallBlock, name: str, argume
         key: convert_value_literal(value, schema if isinstance(schema := properties.get(key), dict) else None)
         for key, value in arguments.items()
     }
-    reader.calls.arguments_text(call, json.dumps(values, ensure_ascii=False))
+    reader.calls.arguments_text(call, dumps_text(values))
     call.parsed, call.has_parsed = values, True
 
 
