@@ -537,6 +537,17 @@ def test_message_to_openai_keeps_reasoning_after_content() -> None:
     assert list(message_to_openai(message, reasoning_field="reasoning")) == ["role", "content", "reasoning"]
 
 
+def test_a_name_holding_a_lone_surrogate_reads_back() -> None:
+    # The text a model gives may hold a lone surrogate (a tokenizer that decodes bytes loosely):
+    # a call's name with one converts to OpenAI's shape and back like any other name.
+    text = '<tool_call>\n{"name": "get\ud800_weather", "arguments": {}}\n</tool_call>'
+    message = chatcodec.load("qwen3").parse(text)
+    assert message.tool_calls and message.tool_calls[0].function.name == "get\ud800_weather"
+    assert Message.model_validate(message.to_openai()).model_dump() == message.model_dump()
+    with pytest.raises(ValueError, match="at least 1 character"):
+        FunctionCall(name="")
+
+
 def http_library() -> Any:
     """The HTTP package the installed ``openai`` client is built on (``httpx`` or a fork of it),
     for its in-memory ``MockTransport``."""

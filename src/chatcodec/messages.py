@@ -28,6 +28,7 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 
 from chatcodec.errors import InvalidMessageError
 from chatcodec.parse.json_scan import FINITE_DECODER
@@ -69,7 +70,7 @@ class FunctionCall(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(min_length=1)
+    name: str
     arguments: str = "{}"
     # True when the arguments were given as a dict (Hugging Face shape) rather than as text.
     _given_as_dict: bool = PrivateAttr(default=False)
@@ -93,6 +94,13 @@ class FunctionCall(BaseModel):
         call._given_as_dict = given_as_dict
         call._given_keys = given_keys
         return call
+
+    # (Not ``Field(min_length=1)``: a length constraint has pydantic-core convert the string,
+    # which fails on a lone surrogate, and a name the model wrote with one must read back.)
+    @field_validator("name")
+    @classmethod
+    def _name_is_not_empty(cls, value: str) -> str:
+        return _not_empty(value)
 
     @field_validator("arguments", mode="before")
     @classmethod
@@ -381,6 +389,12 @@ def _tool_call_to_hf(call: ToolCall, arguments: str) -> dict[str, Any]:
         del fields["type"]
     present = {key: field for key, field in fields.items() if field is not None}
     return _in_given_order(present, call._given_keys)
+
+
+def _not_empty(value: str) -> str:
+    if not value:
+        raise PydanticCustomError("string_too_short", "String should have at least 1 character", {"min_length": 1})
+    return value
 
 
 class FunctionDefinition(BaseModel):
