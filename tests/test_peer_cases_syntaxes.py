@@ -2280,6 +2280,21 @@ def test_a_python_call_list_broken_after_a_good_call_keeps_the_rest_as_content(
     assert result.finish_reason == finish
 
 
+# The same break, where Python reads the element after it as a call (a string in double quotes
+# holding a quote of that kind inside a quote of the other: ``"{'q"k': 1}"``) to a tool
+# ``tools=`` does not have: the element is content, from the break on, where it was left out.
+@pytest.mark.parametrize("template", ["vLLM-Llama-4-pythonic", "LiquidAI-LFM2.5-8B-A1B"])
+def test_a_python_call_list_broken_by_a_call_to_no_tool_keeps_it_as_content(template: str) -> None:
+    broken = """search_docs(filters="{'k': {'a': 1}, 'q"k': {'b': False}}", limit="1.5")]"""
+    text = "[get_weather(city='SF'), " + broken
+    if template.startswith("LiquidAI"):
+        text = "<|tool_call_start|>" + text + "<|tool_call_end|>"
+    result = parse_both(template, text, tools=["get_weather"])
+    assert calls(result) == [("get_weather", {"city": "SF"})]
+    assert result.message.content == broken == _kept_as_content(text, result)
+    assert [d.kind for d in result.diagnostics] == ["unknown_tool"]
+
+
 # SGLang test_glm47_moe_detector.py (an enum-only schema is a string): a schema that fixes a
 # parameter's type by its values (enum, const) or by allOf types the value as a type does;
 # the template writes a string value raw, so "1" for a string enum is the string "1".

@@ -1328,7 +1328,7 @@ class PythonicReader(CallReader):
         unnamed = any(child.index is None for child in call.children)
         if (missing or unnamed) and starts and contiguous and self._place(call, text, found, starts[0] - len(opening)):
             return
-        if missing and starts and contiguous and self._place_before_a_break(call, text, found, starts[0] - len(opening)):
+        if (missing or unnamed) and starts and contiguous and self._place_before_a_break(call, text, found, starts[0] - len(opening)):
             return
         if missing:
             self.calls.diagnose(
@@ -1388,6 +1388,15 @@ class PythonicReader(CallReader):
         elements, rest = _elements_before_a_break(text)
         if rest is None:
             return False
+        # Python may read calls in that rest which the break hides from the count (a quote of
+        # one kind inside a string of the other): where none of them is a call, the rest is
+        # given back whole, as one element that is no call.
+        after = call.children[len(elements) :]
+        if len(found) > len(elements) and all(child.index is None for child in after):
+            found = found[: len(elements)]
+            del call.children[len(elements) :]
+        else:
+            after = []
         placed = _placed(found, elements)
         if placed is None or len(placed) != len(elements) or len(call.children) != len(placed):
             return False
@@ -1397,7 +1406,10 @@ class PythonicReader(CallReader):
         if rest < end:
             child = self.calls.child(call)
             child.state["element"] = (origin + rest, origin + end)
-            child.error = "the call is not a Python call with literal arguments"
+            if len(after) == 1 and after[0].rejected:
+                child.rejected = after[0].rejected  # (the one call Python read there: no tool's)
+            else:
+                child.error = "the call is not a Python call with literal arguments"
         return True
 
 
