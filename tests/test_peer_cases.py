@@ -7,10 +7,11 @@ import json
 from typing import Any
 
 import pytest
-from parsing_support import parse_both
+from parsing_support import feed_in_chunks, parse_both
 from template_corpus import CORPUS, special_tokens
 
 import chatcodec
+from chatcodec.events import ContentDelta
 from chatcodec.parse.stream import ParseResult
 
 QWEN3 = chatcodec.load("qwen3")
@@ -128,6 +129,23 @@ def test_reasoning_resumes_after_a_call_inside_it(codec_name: str) -> None:
     two = parse_both(codec, "R1" + call("a") + "R2" + call("b") + "R3", reasoning=True)
     assert [c.function.name for c in two.message.tool_calls or []] == ["a", "b"]
     assert (two.message.reasoning_content, two.message.content) == ("R1", "R2R3")
+
+
+def test_whitespace_between_a_section_and_its_call_keeps_its_place_when_reasoning_ends() -> None:
+    # Found by fuzzing: in a block never closed, a second section of calls with whitespace
+    # before its call (``…e<｜tool▁calls▁begin｜>\t<｜tool▁call▁begin｜>…``). The block ends at the
+    # first call and the text after it is content, in the order written: the events gave
+    # ``e\t``, the message ``\te`` (the whitespace went to content while ``e`` still waited as
+    # reasoning).
+    call = "<｜tool▁call▁begin｜>f<｜tool▁sep｜>{}<｜tool▁call▁end｜>"
+    text = "r<｜tool▁calls▁begin｜>" + call + "e<｜tool▁calls▁begin｜>\t" + call
+    result = parse_both(DEEPSEEK, text, reasoning=True)
+    assert (result.message.reasoning_content, result.message.content) == ("r", "e\t")
+    events, _ = feed_in_chunks(DEEPSEEK, text, [len(text)], reasoning=True)
+    assert "".join(event.text for event in events if isinstance(event, ContentDelta)) == "e\t"
+    # Closed after the calls, the block holds them all, the whitespace where it was written.
+    closed = parse_both(DEEPSEEK, text + "<｜tool▁calls▁end｜></think>x", reasoning=True)
+    assert closed.message.reasoning_content == text + "<｜tool▁calls▁end｜>" and closed.message.content == "x"
 
 
 def test_text_inside_the_call_that_ends_an_unclosed_block_is_content_too() -> None:

@@ -758,7 +758,7 @@ class AssistantAssembler:
         self._section_state = "real"
         self._out.span("delimiter", opener.start, opener.end, opener.kind)
         for piece in held[1:]:
-            self._text(piece)
+            self._stray_text(piece)
 
     def _settle_header(self) -> None:
         """A held message header opens a section of calls: its parts are delimiters."""
@@ -800,6 +800,15 @@ class AssistantAssembler:
     def _flush_stray_blank(self) -> None:
         blank, self._stray_blank = self._stray_blank, []
         for piece in blank:
+            self._stray_text(piece)
+
+    def _stray_text(self, piece: Piece) -> None:
+        """Text where the format has no place for it, kept where it stands: inside a call's
+        block that a reasoning block opened around, that is the reasoning's (which becomes the
+        answer's content, in the order written, if the block is never closed)."""
+        if self._resume_reasoning:
+            self._add_text(piece, as_reasoning=True)
+        else:
             self._text(piece)
 
     def _handle(self, piece: Piece) -> None:
@@ -1022,7 +1031,7 @@ class AssistantAssembler:
                     "unexpected_text", self._stray_run_start, "text where the format has no place for it; kept as text"
                 )
             self._flush_stray_blank()
-            self._text(piece)
+            self._stray_text(piece)
         else:
             self._out.span("unparsed", piece.start, piece.end)
             if piece.run_start:
