@@ -3819,3 +3819,11 @@ def test_a_parameter_name_with_no_value_is_kept_as_content() -> None:
     assert calls(result) == [("f", {"a": 1})]
     assert result.message.content == "Hi<arg_key>note</arg_key>\n"
     assert [d.kind for d in result.diagnostics] == ["malformed_tool_call", "unexpected_text"]
+    # Found by fuzzing: tags of the wrong kind after the name (``city</arg_value><arg_value>``)
+    # are part of it, up to the last tag; what stands after that tag is the name left with no
+    # value, and is content too, where it was lost.
+    swapped = "Hi<tool_call>get_weather<arg_key>city</arg_value><arg_value>Tokyo</arg_key></tool_call>"
+    result = parse_both("ZhipuAI-GLM-4.7-Flash", swapped)
+    assert calls(result) == [("get_weather", {})]
+    assert result.message.content == "Hicity</arg_value><arg_value>Tokyo</arg_key>"
+    assert [d.kind for d in result.diagnostics] == ["malformed_tool_call", "unexpected_text"]

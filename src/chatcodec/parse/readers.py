@@ -823,6 +823,7 @@ class XmlParametersReader(CallReader):
                 # the tag, keeps every character so).
                 call.error = call.error or f"the parameter {raw[: raw.find('<')].strip()!r} has no value"
                 call.after_value.append((state.get("key_start", piece.start), raw[:cut]))
+                state["key_start"] = state.get("key_start", piece.start) + cut  # (the last name's)
                 raw = raw[cut:]
             key = raw.strip()
             if self.escaped_attributes:
@@ -922,14 +923,13 @@ class XmlParametersReader(CallReader):
             # no part of the call: text, as a name that never ended is (see above).
             name_end = state.pop("unopened")
             call.error = call.error or f"the parameter {state['key']!r} has no value"
-            opened, key, start = state.get("param_open"), state["key"], state.get("key_start", -1)
-            if (
-                not call.cut_short
-                and opened is not None
-                and opened.start + len(opened.text) == start
-                and start + len(key) == name_end.start
-            ):
-                call.after_value.append((opened.start, opened.text + key + name_end.text))
+            opened, start = state.get("param_open"), state.get("key_start", -1)
+            if opened is not None and opened.start + len(opened.text) == start:
+                start = opened.start  # (the tag that opened the name, where it was written just before)
+            end = name_end.start + len(name_end.text)
+            written = "".join(call.raw)
+            if not call.cut_short and call.start + call.hidden <= start < end <= call.start + len(written):
+                call.after_value.append((start, written[start - call.start : end - call.start]))
         elif call.state.get("where") == "value":
             self._param_done(call)
             call.error = call.error or "a parameter's closing tag is left out"
