@@ -946,6 +946,24 @@ def test_gemma_strings_in_json_quotes_keep_their_text(text: str, expected: dict[
     assert not result.diagnostics
 
 
+# Found by fuzzing: a string in JSON's quotes followed by a comma ends there, and a key in JSON's
+# quotes is the string's value (``noncanonical``), so a model that writes JSON in Gemma's call
+# (``{"city":"Paris","days":2}``) loses no member: the one after such a string was dropped, and
+# the key kept its quotes.
+@pytest.mark.parametrize(
+    ("text", "expected", "kinds"),
+    [
+        ('<|tool_call>call:f{"city":"Paris","days":2}<tool_call|>', {"city": "Paris", "days": 2}, ["noncanonical"]),
+        ('<|tool_call>call:f{a:"",b:0}<tool_call|>', {"a": "", "b": 0}, []),
+        ('<|tool_call>call:f{a:"x, y","b\\"c":0}<tool_call|>', {"a": "x, y", 'b"c': 0}, ["noncanonical"]),
+    ],
+)
+def test_gemma_keys_and_strings_in_json_quotes(text: str, expected: dict[str, Any], kinds: list[str]) -> None:
+    result = parse_both("Google-gemma-4-31B-it", text)
+    assert calls(result) == [("f", expected)]
+    assert [d.kind for d in result.diagnostics] == kinds
+
+
 # Found by fuzzing: Gemma's reader set its quoted strings aside behind NUL characters, so a NUL
 # the model wrote itself (or a quoted string run on into other text) raised ValueError.
 @pytest.mark.parametrize(

@@ -1994,6 +1994,15 @@ class GemmaReader(CallReader):
                     call.error = "a parameter without a name"
                     self._rest_is_text(call, text, colon, start)
                     return
+                if _JSON_STRING.fullmatch(key):
+                    # ``{"city":"Paris"}``: a key in JSON's quotes, as a model used to JSON
+                    # writes it; the key is the string's value.
+                    key = _json_string_value(key)
+                    if not state.get("quoted_key"):
+                        state["quoted_key"] = True
+                        self.calls.diagnose(
+                            "noncanonical", call.start, f"tool call {call.index}: a parameter's name is written in JSON's quotes"
+                        )
                 state["key"] = key
                 separator = ", " if state["members"] else ""
                 self.calls.arguments_text(call, separator + dumps_text(key) + ": ")
@@ -2189,7 +2198,12 @@ class GemmaReader(CallReader):
                 state["depth"] -= 1
             elif char == "," and state["depth"] == 0:
                 so_far = ("".join(state["part"]) + text[pos:i]).strip()
-                if so_far and so_far[0] not in "{[" and not _BARE_LITERAL.fullmatch(so_far):
+                if (
+                    so_far
+                    and so_far[0] not in "{["
+                    and not _BARE_LITERAL.fullmatch(so_far)
+                    and not _JSON_STRING.fullmatch(so_far)  # (a whole string in JSON's quotes)
+                ):
                     # Prose, then a comma: a string whose opening quote is left out may go on
                     # past it (``query:Paris, France<|"|>``). What follows the comma says.
                     in_string = self._comma_in_string(text, i + 1, final)
@@ -2231,6 +2245,15 @@ _COMMA_LOOKAHEAD = 64
 # What may follow a comma in a bare value: whitespace, a bare key and its colon (the next
 # parameter), or the start of one.
 _NEXT_KEY = re.compile(r"[ \t\r\n]*[^\s,:{}\[\]<>\"']*[ \t\r\n]*(?P<colon>:)?")
+
+
+def _json_string_value(text: str) -> str:
+    """The value of ``text``, a string in JSON's quotes (its text inside them, if it is no JSON)."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text[1:-1]
+    return value if isinstance(value, str) else text[1:-1]
 
 
 def _held_prefix(text: str, token: str) -> int:
