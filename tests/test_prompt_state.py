@@ -116,6 +116,33 @@ def test_the_completion_s_calls_in_a_list_the_prompt_began_count_from_0(size: in
         assert result.diagnostics == [] and result.reassemble() == completion
 
 
+@pytest.mark.parametrize("size", [1, 5, 1000])
+@pytest.mark.parametrize(
+    ("template_name", "opening", "closing"),
+    [
+        ("vLLM-Llama-4-pythonic", "[", "]<|eot|>"),
+        ("LiquidAI-LFM2.5-8B-A1B", "<|tool_call_start|>[", "]<|tool_call_end|>"),
+        ("AllenAI-Olmo-3.1-32B-Instruct", "<function_calls>", "</function_calls>"),
+    ],
+)
+def test_python_calls_the_prompt_wrote_whole_are_the_prompts(template_name: str, opening: str, closing: str, size: int) -> None:
+    # A prefill that ends inside a block of Python calls (a handover) after whole calls: those
+    # are the prompt's. They were read again as the completion's first calls (a call made
+    # twice), or, one a line, run into the completion's call and made the block text.
+    codec = chatcodec.load(template(template_name))
+    separator = ", " if opening.endswith("[") else "\n"
+    for prefill, completion in [
+        (f'{opening}get_weather(city="Paris"){separator}', f'search(q="x"){closing}'),
+        (f'{opening}get_weather(city="Paris"){separator}search(q=', f'"x"){closing}'),
+        (f'{opening}get_weather(city="Paris"){separator}get_weather(city="A, B"){separator}', f'search(q="x"){closing}'),
+    ]:
+        events, result = feed_in_chunks(codec, completion, [size], prefill=prefill, tools=TOOLS)
+        assert [(c.function.name, json.loads(c.function.arguments)) for c in result.message.tool_calls or []] == [("search", {"q": "x"})]
+        assert result.diagnostics == [] and not result.message.content
+        assert isinstance(events[0], ToolCallStart) and events[0].index == 0
+        assert normalized(codec.parse_detailed(completion, prefill=prefill, tools=TOOLS).message) == normalized(result.message)
+
+
 def test_text_after_the_calls_of_a_list_the_prompt_began_is_content() -> None:
     completion = "oops</tool_calls><end_of_sentence>"
     events, result = feed_in_chunks(MINIMAX_M1, completion, [2], prompt=_minimax_prompt(f"<tool_calls>\n{PARIS}\n"))

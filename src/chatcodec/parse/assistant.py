@@ -190,6 +190,8 @@ class AssistantAssembler:
         call = self._call
         if call is not None:
             call.hidden = sum(len(part) for part in call.raw)
+            if self._reader is not None:
+                self._reader.prompt_ended(call)
             call.spans = [(kind, max(start, base), end, name) for kind, start, end, name in call.spans if end > base]
             if call.children:
                 call = self._keep_open_element(call)

@@ -59,6 +59,9 @@ class CallReader:
     def ended_by(self, call: ToolCallBlock, piece: Piece) -> None:
         """A delimiter ends the call and opens the next (before ``close``)."""
 
+    def prompt_ended(self, call: ToolCallBlock) -> None:
+        """The prompt's prefill ended inside this block: what was read so far is the prompt's."""
+
     def ends_whole(self, call: ToolCallBlock) -> bool | None:
         """The text ended in a block with no closing delimiter and no JSON body: is what it
         holds whole (True), cut short (False), or is there no telling (None)?"""
@@ -1298,22 +1301,36 @@ class PythonicReader(CallReader):
                 return True
         return False
 
+    def prompt_ended(self, call: ToolCallBlock) -> None:
+        call.state["prompt_parts"] = len(call.state["buffer"])
+
     def close(self, call: ToolCallBlock) -> None:
         # The calls are read when the block is complete; ``_read`` makes each a child call.
         parts: list[str] = call.state.get("buffer", [])
         text = "".join(parts)
+        opened = self.opened  # (the opening delimiter holds the list's "[")
+        opening = "[" if opened else ""
+        starts: list[int] = call.state.get("starts", [])
+        in_prompt = call.state.get("prompt_parts", 0)
+        if in_prompt and len(starts) == len(parts):
+            # A prefill that ends inside the block (a handover): the calls it wrote whole are
+            # the prompt's, and the completion's list goes on after them.
+            listed = (opening + text).lstrip().startswith("[")
+            cut = _prompt_cut(opening + "".join(parts[:in_prompt]), listed) - len(opening)
+            if cut > 0:
+                parts, starts = _parts_from(parts, starts, cut, "," if listed else "")
+                text, opened = "".join(parts), listed
+                opening = "[" if opened else ""
+        contiguous = all(start + len(part) == after for start, part, after in zip(starts, parts, starts[1:]))
         # ``[get_weather(city="Paris")] Here is the forecast``: the list is the calls, the text
         # after it is no part of them.
-        opening = "[" if self.opened else ""  # the opening delimiter holds the list's "["
         split = _after_the_list(opening + text)
-        starts: list[int] = call.state.get("starts", [])
-        contiguous = all(start + len(part) == after for start, part, after in zip(starts, parts, starts[1:]))
         if split is not None and starts and contiguous:
             rest = text[split - len(opening) :]
             if rest.rstrip().removesuffix("<|python_end|>").strip() and _python_calls((opening + text)[:split]):
                 call.after_value.append((starts[0] + split - len(opening), rest))
                 text = text[: split - len(opening)]
-        if self.opened:
+        if opened:
             text = "[" + text.rstrip().removesuffix("<|python_end|>")
         found = _python_calls(text)
         if call.cut_short and starts and contiguous and self._read_cut_call(call, text, found, starts[0] - len(opening)):
@@ -1534,6 +1551,40 @@ def _placed(found: list[tuple[str, dict[str, Any]]], elements: list[tuple[int, i
         placed.append(elements[at][:2])
         at += 1
     return placed
+
+
+def _prompt_cut(text: str, listed: bool) -> int:
+    """Where the calls ``text`` (a prompt's part of a block) writes whole end (0 for none):
+    after its last separator, a top-level comma of a list or a newline between lines, or at
+    its end where a whole call ends it."""
+    separator, level = (",", 1) if listed else ("\n", 0)
+    cut = 0
+    depth = 0
+    unclosed: list[str] = []
+    for i, char, depth in _structure(text, unclosed=unclosed):
+        if char == separator and depth == level:
+            cut = i + 1
+    if depth == level and not unclosed[0] and text.rstrip().endswith(")"):
+        return len(text)
+    return cut
+
+
+def _parts_from(parts: list[str], starts: list[int], cut: int, separator: str) -> tuple[list[str], list[int]]:
+    """The pieces of text from ``cut`` on (where each starts), a separator and whitespace that
+    open them left out."""
+    offset = 0
+    for index, part in enumerate(parts):
+        if offset + len(part) > cut:
+            rest, rest_starts = [part[cut - offset :], *parts[index + 1 :]], [starts[index] + cut - offset, *starts[index + 1 :]]
+            break
+        offset += len(part)
+    else:
+        return [], []
+    joined = "".join(rest)
+    lead = len(joined) - len(joined.lstrip())
+    if separator and joined[lead : lead + 1] == separator:
+        lead += 1
+    return _parts_from(rest, rest_starts, lead, "") if lead else (rest, rest_starts)
 
 
 def _call_count(text: str) -> int:
