@@ -106,3 +106,20 @@ def test_text_cut_after_a_whole_tag_that_begins_an_answers_opening_is_cut_short(
     fed_whole.feed(text)
     fed_whole.close()
     assert fed_whole.result().spans == result.spans
+
+
+@pytest.mark.parametrize("prefill", ["\n</think>\n<re", "\n</think>\n<response"])
+def test_a_tag_begun_in_the_prefill_and_cut_after_it_is_cut_short(prefill: str) -> None:
+    # Found by fuzzing: the same, where the prefill (a handover) holds the tag's start and the
+    # text its end. The one-shot way looked at the text alone, where no tag stands.
+    codec = chatcodec.load(str(Path(__file__).parent / "templates" / "Baidu-ERNIE-4.5-21B-A3B-Thinking.jinja"))
+    text = "<response>"[len(prefill) - prefill.rindex("<") :]
+    result = codec.parse_detailed(text, prefill=prefill)
+    assert not result.message.content
+    assert result.finish_reason == "length"
+    assert [d.kind for d in result.diagnostics] == ["unclosed_delimiter"]
+    assert not codec.parse(text, prefill=prefill).content
+    fed_whole = codec.stream(prefill=prefill)
+    fed_whole.feed(text)
+    fed_whole.close()
+    assert fed_whole.result().message.content == result.message.content

@@ -248,8 +248,11 @@ class WholeTextReader:
         back (its state's ``DelimiterMatcher.hold_point``)."""
         if not self.usable:
             return None
-        if self._cut_tokens and self._ends_inside_a_delimiter(text):
-            return None
+        if self._cut_tokens:
+            # (The token may begin in the prefill: ``<re`` + ``sponse>``.)
+            short = len(text) < self._cut_reach and prefill
+            if self._ends_inside_a_delimiter(prefill[len(text) - self._cut_reach :] + text if short else text):
+                return None
         kept: list[Span] | None = [] if spans else None
         if not prefill:
             return self._read(text, text, 0, tools, kept, events, prefill_first=False, holds=holds)
