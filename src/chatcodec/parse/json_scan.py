@@ -99,6 +99,8 @@ def _escape_lone_surrogates(text: str) -> str:
     if _LONE_SURROGATE.search(text) is None:
         return text
     return _LONE_SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
+
+
 _WS = re.compile(r"[ \t\n\r]*")
 _STRUCTURE = re.compile(r'["{}\[\]]')
 _CLOSING_BRACKET = re.compile(r"[}\]]")  # a character that may end a container
