@@ -204,6 +204,17 @@ def test_a_template_reading_text_arguments_by_name_says_which_call(tmp_path: Pat
     assert "(message 1, role 'assistant'): 'str object' has no attribute 'items'" in str(caught.value)
 
 
+def test_a_template_refusing_a_call_in_a_macro_names_the_calls_message() -> None:
+    # Found by fuzzing: Muse Glimmer refuses text arguments inside a macro given the call
+    # (``render_atem(tc)``), where no message is in sight: the error named no message. The
+    # frames that called the macro hold it.
+    codec = chatcodec.load(CORPUS / "Muse-Glimmer.jinja")
+    broken = tool_call({"name": "get_weather", "arguments": '{"city": "Paris"'})
+    with pytest.raises(chatcodec.TemplateRenderError) as caught:
+        codec.render([USER, broken])
+    assert "(message 1, role 'assistant'; its tool call 0's arguments are text, not a JSON object" in str(caught.value)
+
+
 # Spark 2.5's template raises unless a call's arguments are a mapping ("normalize JSON strings
 # before apply_chat_template"). A template that tests the arguments' form and raises for one
 # form is given the other: arguments as an OpenAI request carries them (JSON text) render, as

@@ -547,22 +547,40 @@ def _where(exc: BaseException, context: Mapping[str, Any], mapping_arguments: bo
     Jinja rewrites tracebacks so that template frames carry the template's line number and its
     variables; the message being rendered is the variable that *is* one of the message dicts.
     """
-    line, frame_locals = None, {}
+    frames: list[tuple[int, Mapping[str, Any]]] = []
     traceback = exc.__traceback__
     while traceback is not None:
         if traceback.tb_frame.f_code.co_filename == "<template>":
-            line, frame_locals = traceback.tb_lineno, traceback.tb_frame.f_locals
+            frames.append((traceback.tb_lineno, traceback.tb_frame.f_locals))
         traceback = traceback.tb_next
-    if line is None:
+    if not frames:
         return ""
-    where = f" at line {line}"
+    where = f" at line {frames[-1][0]}"
     messages = context["messages"]
-    for value in frame_locals.values():
-        index = next((i for i, message in enumerate(messages) if value is message), None)
-        if index is not None:
-            why = _text_arguments(messages[index]) if mapping_arguments else ""
-            return f"{where} (message {index}, role {messages[index].get('role')!r}{why})"
+    # The innermost frame that holds a message, or one of a message's calls (a macro given a
+    # call: ``render_call(tool_call)``), says which message it was.
+    for _, frame_locals in reversed(frames):
+        for value in frame_locals.values():
+            index = _message_holding(value, messages)
+            if index is not None:
+                why = _text_arguments(messages[index]) if mapping_arguments else ""
+                return f"{where} (message {index}, role {messages[index].get('role')!r}{why})"
     return where
+
+
+def _message_holding(value: object, messages: Any) -> int | None:
+    """The index of the message that is ``value``, or holds it as a tool call or a call's
+    function (None for any other value)."""
+    if not isinstance(value, Mapping):
+        return None
+    for index, message in enumerate(messages):
+        if value is message:
+            return index
+        calls = message.get("tool_calls") if isinstance(message, Mapping) else None
+        for call in calls if isinstance(calls, list) else ():
+            if value is call or (isinstance(call, Mapping) and value is call.get("function")):
+                return index
+    return None
 
 
 def _text_arguments(message: Mapping[str, Any]) -> str:
