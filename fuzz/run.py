@@ -178,6 +178,8 @@ THINKING_VARIABLES = ({"enable_thinking": False}, {"enable_thinking": True}, {"t
 PIECES = [
     "hello", "the answer", " ", "\n", "\n\n", "{", "}", "[", "]", '"', "\\", ":", ",", "<", ">", "</", "é", "日本", "😀",
     "\u0000", "\ufffd", "<think>", "</think>", '{"name": "get_weather", "arguments": {"city": "Paris"}}', 'get_weather.call(city="Paris")', "null", "1e+300",
+    # Half a surrogate pair, as text a tokenizer that decodes bytes loosely may give.
+    "\ud800", "\udc00",
 ]  # fmt: skip
 
 
