@@ -266,6 +266,24 @@ def test_kimi_k3_without_thinking() -> None:
     assert result.finish_reason == "length" and [d.kind for d in result.diagnostics] == ["unclosed_tool_call"]
 
 
+def test_kimi_k3_arguments_written_whole_in_a_json_block() -> None:
+    # The template writes arguments given as JSON text in a block of their own (TensorRT-LLM's
+    # test_detect_and_parse_with_parameters_key; the model's own encoder, and the grammars
+    # llama.cpp's kin build for it, allow it): the block's text is the arguments. It was
+    # content, and the call had none.
+    start = prompt("Moonshot-Kimi-K3", thinking=False)
+    block = '<|open|>json type="object"<|sep|>{"city": "Paris", "days": 2}<|close|>json<|sep|>'
+    section = '<|close|>response<|sep|><|open|>tools<|sep|><|open|>call tool="get_weather" index="1"<|sep|>{}<|close|>call<|sep|><|close|>tools<|sep|><|close|>message<|sep|><|end_of_msg|>'
+    result = parse_both("Moonshot-Kimi-K3", section.format(block), prompt=start)
+    assert calls(result) == [("get_weather", {"city": "Paris", "days": 2})]
+    assert result.message.content is None and not result.diagnostics
+    assert result.message.tool_calls[0].function.arguments == '{"city": "Paris", "days": 2}'  # type: ignore[index]
+    # The template writes text that is no JSON object there too: it is the call's arguments, malformed.
+    result = parse_both("Moonshot-Kimi-K3", section.format(block.replace('{"city": "Paris", "days": 2}', "{not json")), prompt=start)
+    assert result.message.tool_calls[0].function.arguments == "{not json"  # type: ignore[index]
+    assert [d.kind for d in result.diagnostics] == ["malformed_tool_call"] and result.message.content is None
+
+
 # -- MiniMax-M3 -------------------------------------------------------------------------------------
 
 MM = "]<]minimax[>["

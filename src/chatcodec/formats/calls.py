@@ -863,6 +863,8 @@ XTML = xml_syntax(
     # The argument's own type says whether its value is a string or JSON.
     typed_by={f'" type="{kind}"<|sep|>': "string" if kind == "string" else "json" for kind in _XTML_TYPES},
     escaped_attributes=True,
+    # Arguments given as JSON text are written whole in a block of their own.
+    json_block=('<|open|>json type="object"<|sep|>', "<|close|>json<|sep|>"),
 )
 
 # MiniMax-M3: every tag after the template's mark; each argument between tags named by its key.

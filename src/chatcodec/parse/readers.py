@@ -760,8 +760,12 @@ class XmlParametersReader(CallReader):
         namespaced: bool = False,
         escaped_attributes: bool = False,
         unopened_values: tuple[str, ...] = (),
+        json_block: tuple[str, str] | None = None,
     ) -> None:
         super().__init__(calls, schemas)
+        # The tags around arguments the template writes as one JSON text in place of the
+        # parameters (Kimi K3's ``<|open|>json type="object"<|sep|>…<|close|>json<|sep|>``).
+        self.json_block = json_block
         # Spellings of a parameter name's end that leave out the value's opening tag (GLM's
         # ``</arg_key>`` with no ``<arg_value>``): read, with a diagnostic.
         self.unopened_values = frozenset(unopened_values)
@@ -988,6 +992,16 @@ class XmlParametersReader(CallReader):
         object is the arguments, with a ``noncanonical`` diagnostic. Anything else in the body
         stays text after the call."""
         body = "".join(text for _, text in call.after_value).strip()
+        block = self.json_block
+        if block is not None and body.startswith(block[0]) and body.endswith(block[1]) and len(body) >= len(block[0] + block[1]):
+            # The template's own block for arguments given as text: its text is the arguments,
+            # as written (a text that is no JSON object too, the call then malformed).
+            inner = body[len(block[0]) : len(body) - len(block[1])]
+            if not is_json_object(inner.strip()):
+                call.error = call.error or "the arguments in the JSON block are not a JSON object"
+            self._write(call, inner)
+            call.after_value.clear()  # (its text stays in the call's span)
+            return True
         if not body.startswith("{") or not is_json_object(body):
             return False
         self.calls.diagnose(
