@@ -685,7 +685,9 @@ QWEN3_CODER = xml_syntax(
     + tuple(s + gap + "</tool_call>" for s in around("</function>", before="\n") for gap in ("\n  ", "\n\n"))
     + ("</function>", "\n</function>"),
     markers=("<function=", "<parameter="),
-    noncanonical=("<function=",),
+    # (Read with a ``noncanonical`` diagnostic: a call with no tag of its own, and one whose
+    # ``</function>`` is left out.)
+    noncanonical=("<function=", "</tool_call>", "\n</tool_call>"),
 )
 SEED = xml_syntax(
     "seed",

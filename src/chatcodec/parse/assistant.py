@@ -922,6 +922,9 @@ class AssistantAssembler:
                     self._call = None
                     self._close_call(call, closed=True)
                 elif kind in family.call_close:
+                    # (An empty element's ``/>``, also noncanonical, its reader reports.)
+                    if kind == "CALL_CLOSE" and family.calls is not None and piece.text.strip() in family.calls.noncanonical:
+                        self._out.diagnose("noncanonical", piece.start, f"a tool call ends with {piece.text.strip()!r}, not the format's own closing tags")
                     self._call = None
                     self._close_call(call, closed=True)
                 elif kind in family.end or (
