@@ -630,7 +630,7 @@ class JsonWalk:
         self._key_parts.append(text[pos : special.start()])
         raw = "".join(self._key_parts)
         self._key_parts = []
-        self.key = raw if "\\" not in raw else _unescape(raw)
+        self.key = raw if "\\" not in raw else unescape_json_string(raw)
         self._emit(MemberEvent("key", self.key, element=self._element))
         self.state = "colon"
         return special.end()
@@ -742,7 +742,9 @@ class JsonWalk:
         return depth
 
 
-def _unescape(raw: str) -> str:
+def unescape_json_string(raw: str) -> str:
+    """The value of the JSON string whose text between its quotes is ``raw`` (``raw`` itself
+    where it is no such text)."""
     try:
         return str(json.loads('"' + raw + '"'))
     except ValueError:

@@ -29,6 +29,7 @@ from chatcodec.parse.json_scan import (
     dumps_text,
     is_json_object,
     loads_json,
+    unescape_json_string,
 )
 from chatcodec.parse.python_source import expression
 from chatcodec.parse.toolcalls import ToolCallBlock, ToolCalls
@@ -2062,7 +2063,7 @@ class GemmaReader(CallReader):
                 if _JSON_STRING.fullmatch(key):
                     # ``{"city":"Paris"}``: a key in JSON's quotes, as a model used to JSON
                     # writes it; the key is the string's value.
-                    key = _json_string_value(key)
+                    key = unescape_json_string(key[1:-1])
                     if not state.get("quoted_key"):
                         state["quoted_key"] = True
                         self.calls.diagnose(
@@ -2310,15 +2311,6 @@ _COMMA_LOOKAHEAD = 64
 # What may follow a comma in a bare value: whitespace, a bare key and its colon (the next
 # parameter), or the start of one.
 _NEXT_KEY = re.compile(r"[ \t\r\n]*[^\s,:{}\[\]<>\"']*[ \t\r\n]*(?P<colon>:)?")
-
-
-def _json_string_value(text: str) -> str:
-    """The value of ``text``, a string in JSON's quotes (its text inside them, if it is no JSON)."""
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return text[1:-1]
-    return value if isinstance(value, str) else text[1:-1]
 
 
 def _held_prefix(text: str, token: str) -> int:
