@@ -1830,6 +1830,33 @@ def test_xml_values_the_schema_types_loosely(value: str, schema: dict[str, Any],
     assert calls(parse_both("Qwen-Qwen3-Coder", text)) == [("f", {"p": value})]
 
 
+
+# A number the model wrote as JSON writes one keeps its spelling in the arguments: read as a
+# float it would come back rounded to 17 digits (``1.2345678901234567e+19``) or respelled
+# (``1.5`` for ``1.50``). A number JSON spells otherwise is written as JSON writes it.
+@pytest.mark.parametrize(
+    ("value", "written"),
+    [
+        ("12345678901234567890.123456789", "12345678901234567890.123456789"),
+        ("99999999999999999999e+40", "99999999999999999999e+40"),
+        ("1.50", "1.50"),
+        ("-0.0", "-0.0"),
+        ("007", "7"),
+        ("+3", "3"),
+    ],
+)
+@pytest.mark.parametrize("schema", [{"type": "number"}, None])
+def test_xml_numbers_keep_their_spelling(value: str, written: str, schema: dict[str, Any] | None) -> None:
+    properties = {"p": schema} if schema else {}
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": properties}}}]
+    text = f"<tool_call>\n<function=f>\n<parameter=p>\n{value}\n</parameter>\n</function>\n</tool_call>"
+    result = parse_both("Qwen-Qwen3-Coder", text, tools=tools)
+    (call,) = result.message.tool_calls or []
+    if schema is None and value in ("007", "+3"):
+        written = json.dumps(value)  # no number in JSON, and no schema asks for one: the text
+    assert call.function.arguments == '{"p": ' + written + "}"
+    assert call.function.parsed_arguments == {"p": json.loads(written)}
+
 # Ollama model/parsers (qwen3.5, nemotron3nano, laguna: thinking off) and llama.cpp: after a
 # prompt that closed the reasoning block, the closing tag written again is the tag.
 @pytest.mark.parametrize(

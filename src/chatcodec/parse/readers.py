@@ -1075,7 +1075,7 @@ class XmlParametersReader(CallReader):
             value: Any = text
         else:
             value = convert_value(text, state.get("schema"))
-            self._write(call, dumps_text(value))
+            self._write(call, _number_as_written(value, text) or dumps_text(value))
         state["values"][key] = value
         state["where"] = "params"
 
@@ -1084,6 +1084,18 @@ class XmlParametersReader(CallReader):
 
 
 _WRAPPERS = ("arguments", "input", "properties")
+
+_JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+
+
+def _number_as_written(value: Any, text: str) -> str | None:
+    """A number the model wrote as JSON writes it, in its own spelling (None for anything
+    else): a float keeps 17 digits, and ``12345678901234567890.5`` or ``1.50`` would otherwise
+    come back as another number or another text."""
+    if type(value) not in (int, float):
+        return None
+    stripped = text.strip()
+    return stripped if _JSON_NUMBER.fullmatch(stripped) else None
 
 
 def _unescape_attribute(text: str) -> str:
