@@ -869,6 +869,9 @@ def test_gpt_oss_message_after_a_call_without_its_header(
         # Ollama harmony/harmonyparser_test.go: the constraint right after the channel's name.
         " to=functions.search<|channel|>commentary<|constrain|>json",
         " to=functions.search<|channel|>analysis<|constrain|>json",
+        # openai/harmony's test data: the ``code`` content type after the recipient.
+        "<|channel|>commentary to=functions.search code",
+        " to=functions.search<|channel|>commentary code",
     ],
 )
 def test_gpt_oss_call_headers(template: str, header: str) -> None:
@@ -877,6 +880,20 @@ def test_gpt_oss_call_headers(template: str, header: str) -> None:
     assert calls(result) == [("search", {"query": "x"})]
     assert (result.message.reasoning_content, result.message.content) == (None, None)
     assert result.finish_reason == "tool_calls" and not result.diagnostics
+
+
+# openai/harmony's test data: a call to a built-in tool with the ``code`` content type is that
+# tool's call (its arguments are code, no JSON: kept as written, with a diagnostic).
+@pytest.mark.parametrize("template", GPT_OSS)
+def test_gpt_oss_builtin_calls_with_the_code_content_type(template: str) -> None:
+    thought = "<|channel|>analysis<|message|>Need a tool.<|end|><|start|>assistant"
+    browser = parse_both(template, thought + '<|channel|>analysis to=browser.search code<|message|>{"query": "x"}<|call|>')
+    assert calls(browser) == [("browser.search", {"query": "x"})] and not browser.diagnostics
+    python = parse_both(template, thought + "<|channel|>analysis to=python code<|message|>print(2**100)<|call|>")
+    (call,) = python.message.tool_calls or []
+    assert (call.function.name, call.function.arguments) == ("python", "print(2**100)")
+    assert (python.message.reasoning_content, python.message.content) == ("Need a tool.", None)
+    assert [d.kind for d in python.diagnostics] == ["malformed_tool_call"] and python.finish_reason == "tool_calls"
 
 
 @pytest.mark.parametrize("template", GPT_OSS)

@@ -576,6 +576,11 @@ HARMONY = CallSyntax(
                 "<|channel|>analysis <|constrain|>json<|message|>",
                 "<|channel|>analysis<|constrain|>json<|message|>",
                 "<|channel|>analysis json<|message|>",
+                # The ``code`` content type, as gpt-oss writes its calls to python and the
+                # browser (``to=python code<|message|>print(1)``).
+                " code<|message|>",
+                "<|channel|>commentary code<|message|>",
+                "<|channel|>analysis code<|message|>",
             ),
         ),
         ("CALL_END", ("<|call|>",)),
