@@ -501,3 +501,28 @@ def test_a_call_id_after_a_tool_result_is_read() -> None:
     assert transcript.messages[-1].content == "18 C, no news."
     report = codec.roundtrip(messages, tools=TOOLS)
     assert report.text_survived and report.lossless
+
+
+# A tool result in harmony's own form (``<|start|>functions.NAME<|message|>…``, no
+# `` to=assistant<|channel|>commentary`` after the name, as openai/harmony writes it) never
+# ends the name the gpt-oss template's header holds: the transcript says so.
+def test_a_tool_turn_whose_name_never_ends_is_diagnosed() -> None:
+    from template_corpus import CORPUS, special_tokens
+
+    path = CORPUS / "OpenAI-gpt-oss-120b.jinja"
+    codec = chatcodec.load(path, special_tokens=special_tokens(path))
+    user = "<|start|>user<|message|>Weather?<|end|>"
+    harmony = user + '<|start|>functions.get_weather<|message|>{"t": 20}<|end|><|start|>user<|message|>Thanks<|end|>'
+    transcript = codec.parse_transcript(harmony)
+    assert transcript.reassemble() == harmony
+    assert [(d.kind, d.position) for d in transcript.diagnostics] == [("unclosed_delimiter", len(user) + len("<|start|>functions."))]
+    assert "to=assistant" in transcript.diagnostics[0].message
+    rendered = codec.render(
+        [
+            {"role": "user", "content": "Weather?"},
+            {"role": "assistant", "tool_calls": [{"type": "function", "function": {"name": "get_weather", "arguments": "{}"}}]},
+            {"role": "tool", "content": '{"t": 20}'},
+        ]
+    )
+    read = codec.parse_transcript(rendered)
+    assert read.diagnostics == [] and [(m.role, m.name) for m in read.messages][-1] == ("tool", "get_weather")

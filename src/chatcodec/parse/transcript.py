@@ -401,9 +401,23 @@ class TranscriptReader:
             return self._drop(turn)
         if turn.role == "tool" and self.family.framing.tool_content_json:
             content = _json_string_text(content)
+        if final and turn.name is not None and self._name_left_open(turn):
+            # The text after the tool's name never wrote what ends it (a result in another
+            # form than the template's): all that follows was read as the name.
+            close = self._tool_name_close()
+            start = next(part.start for part in turn.parts if part.kind == "tool_name")
+            self._diagnose("unclosed_delimiter", start, f"the tool turn's name is never followed by {close!r}; the rest of the text is read as its name")
         message = Message(role=turn.role, content=content, tool_call_id=turn.tool_call_id, name=turn.name)  # type: ignore[arg-type]
         self._add(message, turn, end)
         return False, {}
+
+    def _tool_name_close(self) -> str:
+        """What ends the tool's name in a tool turn's header ("" where the header holds none)."""
+        return self.family.source.tool_name_close if self.family.source is not None else ""
+
+    def _name_left_open(self, turn: _Turn) -> bool:
+        """A tool turn whose header names the tool, its name's end never written."""
+        return bool(self._tool_name_close()) and not any(part.name == "TOOL_NAME_END" for part in turn.parts)
 
     def _drop(self, turn: _Turn, parts: list[Span] | None = None, prompt: tuple[bool, dict[str, Any]] = (False, {})) -> tuple[bool, dict[str, Any]]:
         """A turn that holds no message (written for the tools alone, or the generation prompt):
