@@ -1716,6 +1716,22 @@ def test_a_call_of_a_list_that_is_no_call_is_content(template: str, text: str, d
     assert result.diagnostics[0].position == text.index(dropped)
 
 
+# mlx-lm's Apertus cases: two elements of a list that are no call, one after the other, are one
+# run of content with the comma between them (no character of the list is lost from the message).
+@pytest.mark.parametrize(
+    ("template", "text", "dropped"),
+    [
+        ("SwissAI-Apertus-8B-Instruct", '<|tools_prefix|>[{"get_time": {}}, {"nope": {}},  {"rm": {}}]<|tools_suffix|>', '{"nope": {}},  {"rm": {}}'),
+        ("cogito-v1-preview-llama-3B", '[{"name": "get_time", "parameters": {}}, {"name": "a", "parameters": {}}, {"name": "b", "parameters": {}}]', '{"name": "a", "parameters": {}}, {"name": "b", "parameters": {}}'),
+    ],
+)
+def test_elements_of_a_list_that_are_no_call_keep_the_comma_between_them(template: str, text: str, dropped: str) -> None:
+    result = parse_both(template, text, tools=LIST_TOOLS)
+    assert [name for name, _ in calls(result)] == ["get_time"]
+    assert result.message.content == dropped
+    assert [d.kind for d in result.diagnostics] == ["unknown_tool", "unknown_tool"]
+
+
 # SGLang test/registered/unit/function_call/test_gemma4_string_delimiters.py: Gemma 4 leaves out
 # a string's opening <|"|> (`query:weather in Tokyo<|"|>`); the text before the quote is the
 # string (noncanonical). A bracket left open before the closing brace keeps the value as written.

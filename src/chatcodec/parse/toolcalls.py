@@ -297,8 +297,10 @@ class ToolCalls:
         if all(child.index is not None for child in block.children):
             return dropped  # (the common case: the block's text is not joined)
         written = "".join(block.raw)
+        follows_dropped = False  # (the element before this one was dropped too)
         for child in block.children:
             if child.index is not None:
+                follows_dropped = False
                 continue
             reason = child.rejected or child.error or "no tool name was found"
             kind = "unknown_tool" if child.rejected else "malformed_tool_call"
@@ -311,9 +313,15 @@ class ToolCalls:
             if not block.start <= start < end <= block.start + len(written):
                 # (Where the element's text is not known, it stays in the list's span.)
                 self._diagnose(kind, block.start, f"{reason}; an element of a list of calls, left out")
+                follows_dropped = False
                 continue
             self._diagnose(kind, start, f"{reason}; an element of a list of calls, kept as {self._stray_kind()}")
+            if follows_dropped:
+                # Two elements that are no call, one after the other: the comma between them is
+                # text with them (one run from the first's start to the second's end).
+                start = dropped.pop()[0]
             dropped.append((start, written[start - block.start : end - block.start]))
+            follows_dropped = True
         return dropped
 
     def _finish_one(self, call: ToolCallBlock, *, closed: bool, spans: bool) -> None:
