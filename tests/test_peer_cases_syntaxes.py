@@ -1864,6 +1864,22 @@ def test_xml_values_the_schema_types_loosely(value: str, schema: dict[str, Any],
 
 
 
+# mlx-lm's Qwen3-Coder cases: a list or an object parameter written as JSON but for raw newlines
+# and tabs in its strings (multi-line code) is that list or object; a string parameter keeps the
+# text as written.
+def test_xml_lists_and_objects_with_raw_newlines_in_their_strings() -> None:
+    schema = {"x": {"type": "array"}, "y": {"type": "object"}, "z": {"type": "string"}}
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": schema}}}]
+    listed, mapped = '["def f():\n    return 1", "b"]', '{"code": "a\n\tb"}'
+    parameters = "".join(f"<parameter={key}>\n{value}\n</parameter>\n" for key, value in (("x", listed), ("y", mapped), ("z", listed)))
+    text = f"<tool_call>\n<function=f>\n{parameters}</function>\n</tool_call>"
+    result = parse_both("Qwen-Qwen3-Coder", text, tools=tools)
+    assert calls(result) == [("f", {"x": ["def f():\n    return 1", "b"], "y": {"code": "a\n\tb"}, "z": listed})]
+    assert not result.diagnostics
+    # Without a schema that asks for a list, the text stays a string.
+    assert calls(parse_both("Qwen-Qwen3-Coder", text)) == [("f", {"x": listed, "y": mapped, "z": listed})]
+
+
 # A number the model wrote as JSON writes one keeps its spelling in the arguments: read as a
 # float it would come back rounded to 17 digits (``1.2345678901234567e+19``) or respelled
 # (``1.5`` for ``1.50``). A number JSON spells otherwise is written as JSON writes it.

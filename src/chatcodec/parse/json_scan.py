@@ -47,6 +47,11 @@ _INFINITY = float("inf")
 FINITE_DECODER = json.JSONDecoder(parse_float=_finite_float, parse_constant=_refuse_constant)
 
 
+# As strict, but a string may hold control characters as they are (a raw newline): a model
+# writing multi-line code into a list or an object of an XML parameter writes them so.
+CONTROL_CHARACTERS_DECODER = json.JSONDecoder(strict=False, parse_constant=_refuse_constant)
+
+
 def loads_json(text: str) -> object:
     """``text`` as JSON, strictly (NaN and Infinity refused with a ``ValueError``)."""
     return _decoder.decode(text)

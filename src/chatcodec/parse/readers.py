@@ -20,6 +20,7 @@ from typing import Any
 from chatcodec.parse.attributes import without_attributes
 from chatcodec.parse.engine import STRAY, Piece
 from chatcodec.parse.json_scan import (
+    CONTROL_CHARACTERS_DECODER,
     JSON_SCALAR,
     STRICT_DECODER,
     JsonWalk,
@@ -618,7 +619,9 @@ def convert_value(text: str, schema: dict[str, Any] | None) -> Any:
     try:
         value = loads_json(stripped)
     except (ValueError, RecursionError):
-        value = _python_literal(stripped) if types else None
+        value = _with_control_characters(stripped) if types & {"object", "array"} else None
+        if value is None and types:
+            value = _python_literal(stripped)
         if value is None:
             value = _loosely(stripped, types)
         if value is None and types & {"object", "array"} and '\\"' in stripped:
@@ -636,6 +639,18 @@ def convert_value(text: str, schema: dict[str, Any] | None) -> Any:
     if isinstance(value, (float, list, dict)) and dumps_finite(value) is None:
         return text  # 1e999 is no number JSON can write back: the text stays as written
     return value
+
+
+def _with_control_characters(text: str) -> Any:
+    """The object or list ``text`` writes as JSON but for raw control characters in its strings
+    (``["line one<newline>line two"]``), as JSON would hold them escaped (None where it is not one)."""
+    if not text.startswith(("{", "[")):
+        return None
+    try:
+        value = CONTROL_CHARACTERS_DECODER.decode(text)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, (dict, list)) else None
 
 
 def _unescaped(text: str, types: set[str]) -> Any:
