@@ -896,6 +896,23 @@ def test_gpt_oss_builtin_calls_with_the_code_content_type(template: str) -> None
     assert [d.kind for d in python.diagnostics] == ["malformed_tool_call"] and python.finish_reason == "tool_calls"
 
 
+# openai/harmony renders a built-in tool's recipient in the role's header: read there too, its
+# namespace the beginning of the call's name.
+@pytest.mark.parametrize("template", GPT_OSS)
+@pytest.mark.parametrize(
+    ("header", "name"),
+    [
+        (" to=browser.search<|channel|>analysis", "browser.search"),
+        (" to=container.exec<|channel|>commentary code", "container.exec"),
+        ("<|channel|>analysis<|message|>Look it up.<|end|><|start|>assistant to=browser.open<|channel|>analysis", "browser.open"),
+    ],
+)
+def test_gpt_oss_builtin_recipient_in_the_role_header(template: str, header: str, name: str) -> None:
+    result = parse_both(template, header + '<|message|>{"id": 1}<|call|>')
+    assert calls(result) == [(name, {"id": 1})] and not result.diagnostics
+    assert result.message.content is None and result.finish_reason == "tool_calls"
+
+
 @pytest.mark.parametrize("template", GPT_OSS)
 def test_gpt_oss_reasoning_calls_then_the_answer(template: str) -> None:
     text = (

@@ -558,6 +558,14 @@ HARMONY = CallSyntax(
                 # analysis channel as the model writes them: the name is the whole recipient.
                 "<|channel|>analysis to=",
                 "<|channel|>commentary to=",
+                # The same in the role's header (as harmony renders them): the tool's namespace
+                # is in the spelling, and is the name's beginning.
+                " to=browser.",
+                " to=python",
+                " to=container.",
+                "<|start|>assistant to=browser.",
+                "<|start|>assistant to=python",
+                "<|start|>assistant to=container.",
             ),
         ),
         (
@@ -590,7 +598,21 @@ HARMONY = CallSyntax(
     preamble=True,
     # The built-in tools (the browser, python) are not functions the request's tools list:
     # their calls are read whatever that list holds.
-    reader_options=(("builtin_openers", ("<|channel|>analysis to=", "<|channel|>commentary to=")),),
+    reader_options=(
+        (
+            "builtin_openers",
+            (
+                "<|channel|>analysis to=",
+                "<|channel|>commentary to=",
+                " to=browser.",
+                " to=python",
+                " to=container.",
+                "<|start|>assistant to=browser.",
+                "<|start|>assistant to=python",
+                "<|start|>assistant to=container.",
+            ),
+        ),
+    ),
 )
 
 # gpt-oss-20b's first template revision writes the recipient in the header and ends a call

@@ -533,7 +533,11 @@ class NameThenArgumentsReader(CallReader):
         if call.index is not None or (call.name is not None and not call.state.get("waiting_for_id")):
             return
         call.state.pop("waiting_for_id", None)
+        builtin = bool(call.raw) and call.raw[0] in self.builtin_openers
         written = "".join(call.name_parts).strip()
+        if builtin:
+            # (``to=browser.`` spelled in the opener: the namespace is the name's beginning.)
+            written = call.raw[0][call.raw[0].rindex("to=") + 3 :] + written
         name = written
         if self.name_pattern is not None:
             match = self.name_pattern.match(written)
@@ -548,7 +552,6 @@ class NameThenArgumentsReader(CallReader):
         id_parts = call.state.pop("id_parts", None)
         if id_parts:
             call.given_id = "".join(id_parts).strip() or None
-        builtin = bool(call.raw) and call.raw[0] in self.builtin_openers
         self.calls.name_complete(call, name, position, listed=not builtin)
 
     def _arguments_rest(self, call: ToolCallBlock, piece: Piece) -> None:
