@@ -1881,6 +1881,21 @@ def test_xml_values_the_schema_types_loosely(value: str, schema: dict[str, Any],
 
 
 
+# An object or a list parameter written as JSON is written into the arguments as the model wrote
+# it: its numbers keep their digits and a key written twice both its values (as a Hermes call's
+# JSON is kept), where a float and a dict would keep 17 digits and the last value.
+@pytest.mark.parametrize(
+    "value",
+    ['{"n": 1.0000000000000000001, "m": 1e-400}', '{"a": "first", "a": "second"}', "[123456789.123456789,2]", '{"k": [{"x": -0.0}]}'],
+)
+def test_xml_json_values_are_written_as_the_model_wrote_them(value: str) -> None:
+    text = f"<tool_call>\n<function=f>\n<parameter=p>\n{value}\n</parameter>\n</function>\n</tool_call>"
+    result = parse_both("Qwen-Qwen3-Coder", text)
+    (call,) = result.message.tool_calls or []
+    assert call.function.arguments == '{"p": ' + value + "}"
+    assert call.function.parsed_arguments == {"p": json.loads(value)} and not result.diagnostics
+
+
 # mlx-lm's Qwen3-Coder cases: a list or an object parameter written as JSON but for raw newlines
 # and tabs in its strings (multi-line code) is that list or object; a string parameter keeps the
 # text as written.

@@ -1093,7 +1093,7 @@ class XmlParametersReader(CallReader):
             value: Any = text
         else:
             value = convert_value(text, state.get("schema"))
-            self._write(call, _number_as_written(value, text) or dumps_text(value))
+            self._write(call, _json_as_written(value, text) or dumps_text(value))
         state["values"][key] = value
         state["where"] = "params"
 
@@ -1106,14 +1106,21 @@ _WRAPPERS = ("arguments", "input", "properties")
 _JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 
 
-def _number_as_written(value: Any, text: str) -> str | None:
-    """A number the model wrote as JSON writes it, in its own spelling (None for anything
-    else): a float keeps 17 digits, and ``12345678901234567890.5`` or ``1.50`` would otherwise
-    come back as another number or another text."""
-    if type(value) not in (int, float):
+def _json_as_written(value: Any, text: str) -> str | None:
+    """The JSON the model wrote for ``value``, as it wrote it, where it is that value's JSON
+    (None for anything else): a float keeps 17 digits, so ``12345678901234567890.5`` or
+    ``1.50`` would otherwise come back as another number or another text, and an object
+    written with a key twice (``{"a": 1, "a": 2}``) would lose its first value."""
+    if type(value) in (int, float):
+        stripped = text.strip()
+        return stripped if _JSON_NUMBER.fullmatch(stripped) else None
+    if type(value) not in (dict, list):
         return None
     stripped = text.strip()
-    return stripped if _JSON_NUMBER.fullmatch(stripped) else None
+    try:
+        return stripped if loads_json(stripped) == value else None
+    except (ValueError, RecursionError):
+        return None
 
 
 def _unescape_attribute(text: str) -> str:
