@@ -1749,6 +1749,23 @@ def test_elements_of_a_list_that_are_no_call_keep_the_comma_between_them(templat
     assert [d.kind for d in result.diagnostics] == ["unknown_tool", "unknown_tool"]
 
 
+# A Gemma 4 key that no value follows, the call closed after it, is no member: its text is
+# content, as an XML parameter's name with no value is (cut short by the end of the text, it
+# stays in the call's span with the call).
+@pytest.mark.parametrize(
+    ("text", "content", "expected"),
+    [
+        ('<|tool_call>call:get_weather{city:<|"|>Paris<|"|>,days<tool_call|>', "days", {"city": "Paris"}),
+        ("<|tool_call>call:get_weather{days<tool_call|>", "days", {}),
+        ('<|tool_call>call:get_weather{city:<|"|>Paris<|"|>,days', None, {"city": "Paris"}),
+    ],
+)
+def test_a_gemma_key_no_value_follows_is_content(text: str, content: str | None, expected: dict[str, Any]) -> None:
+    result = parse_both("Google-gemma-4-31B-it", text)
+    assert calls(result) == [("get_weather", expected)] and result.message.content == content
+    assert [d.kind for d in result.diagnostics] == (["malformed_tool_call", "unexpected_text"] if content else ["unclosed_tool_call"])
+
+
 # SGLang test/registered/unit/function_call/test_gemma4_string_delimiters.py: Gemma 4 leaves out
 # a string's opening <|"|> (`query:weather in Tokyo<|"|>`); the text before the quote is the
 # string (noncanonical). A bracket left open before the closing brace keeps the value as written.

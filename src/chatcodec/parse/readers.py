@@ -2063,6 +2063,10 @@ class GemmaReader(CallReader):
             ending = '""}'
         else:
             ending = "}"  # (between members: a key cut short is no member)
+            if value.strip() and not call.cut_short and "key_at" in state:
+                # ``{city:<|"|>Paris<|"|>,days<tool_call|>``: a key no value follows, the call
+                # closed after it, is no member: text around the call.
+                call.after_value.append((state["key_at"], value))
         self.calls.arguments_text(call, ending)
         state["mode"] = "end"
         return value
@@ -2089,6 +2093,8 @@ class GemmaReader(CallReader):
                         return
                 colon = text.find(":", pos)
                 if colon < 0:
+                    if not state["part"] and start is not None:
+                        state["key_at"] = start + pos  # (where a key no value follows is kept from)
                     state["part"].append(text[pos:])
                     return
                 key = ("".join(state["part"]) + text[pos:colon]).strip()
