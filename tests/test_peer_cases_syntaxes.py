@@ -1733,6 +1733,18 @@ def test_a_call_of_a_list_that_is_no_call_is_content(template: str, text: str, d
     assert result.diagnostics[0].position == text.index(dropped)
 
 
+# Python calls written as a list without its brackets (``f(a=1), junk``): an element that is no
+# call is content, as in the list with them, not dropped.
+@pytest.mark.parametrize("bracketed", [False, True])
+def test_python_calls_without_the_lists_brackets_keep_an_element_that_is_no_call(bracketed: bool) -> None:
+    body = "get_weather(city='Paris'), junk"
+    text = "<|tool_call_start|>" + (f"[{body}]" if bracketed else body) + "<|tool_call_end|>"
+    result = parse_both("LiquidAI-LFM2.5-8B-A1B", text)
+    assert calls(result) == [("get_weather", {"city": "Paris"})]
+    assert result.message.content == "junk" and [d.kind for d in result.diagnostics] == ["malformed_tool_call"]
+    assert result.diagnostics[0].position == text.index("junk")
+
+
 # mlx-lm's Apertus cases: two elements of a list that are no call, one after the other, are one
 # run of content with the comma between them (no character of the list is lost from the message).
 @pytest.mark.parametrize(

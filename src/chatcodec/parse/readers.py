@@ -1844,13 +1844,14 @@ def _without_leading_zeros(text: str) -> str:
 def _call_lines(text: str) -> list[tuple[int, int]]:
     """Where each line of calls written one a line starts and ends, whitespace around it left
     out: a newline inside a call's brackets or quotes (a string written over lines) is the
-    call's own. Where a quote or a bracket never closes, each line is a call's, so that the
+    call's own. A comma outside them parts a line too (``f(a=1), g(b=2)``, a list without its
+    brackets). Where a quote or a bracket never closes, each line is a call's, so that the
     lines after the one that does not close are read still."""
     breaks: list[int] = []
     unclosed: list[str] = []
     depth = 0
     for i, char, depth in _structure(text, unclosed=unclosed):
-        if char == "\n" and depth == 0:
+        if char in "\n," and depth == 0:
             breaks.append(i)
     if unclosed[0] or depth != 0:
         breaks = [i for i, char in enumerate(text) if char == "\n"]
