@@ -1745,6 +1745,26 @@ def test_python_calls_without_the_lists_brackets_keep_an_element_that_is_no_call
     assert result.diagnostics[0].position == text.index("junk")
 
 
+# A call's object that breaks or never ends still names the members beside its name and its
+# arguments that it leaves out, and a member it broke in is content: ``"x": [}``, read to its
+# end but no JSON, as ``"x": }`` is.
+@pytest.mark.parametrize(
+    ("body", "content", "left_out"),
+    [
+        ('{"name": "get_time", "arguments": {"a": 1}, "x": [}', '"x": [}', None),
+        ('{"name": "get_time", "arguments": {"a": 1}, "x": }', '"x": }', None),
+        ('{"name": "get_time", "note": "keep", "arguments": {"a": 1},}', None, '"note"'),
+        ('{"name": "get_time", "x": 1, "arguments": {"a": 1}', None, '"x"'),
+    ],
+)
+def test_a_broken_call_object_names_or_keeps_its_other_members(body: str, content: str | None, left_out: str | None) -> None:
+    result = parse_both("Qwen3-0.6B", f"<tool_call>\n{body}\n</tool_call>", tools=TOOLS)
+    assert calls(result) == [("get_time", {"a": 1})] and result.message.content == content
+    said = [d.message for d in result.diagnostics if d.kind == "noncanonical"]
+    assert said == ([f"tool call 0: members beside its name and arguments are left out: {left_out}"] if left_out else [])
+    assert "malformed_tool_call" in [d.kind for d in result.diagnostics]
+
+
 # mlx-lm's Apertus cases: two elements of a list that are no call, one after the other, are one
 # run of content with the comma between them (no character of the list is lost from the message).
 @pytest.mark.parametrize(

@@ -212,18 +212,27 @@ def test_deepseek_v4_section_of_calls() -> None:
     assert result.message.content is None and not result.diagnostics
 
 
-def test_a_decoded_lone_surrogate_is_written_back_as_its_escape() -> None:
-    # A JSON value written inside XML (``string="false"``) is decoded and written back into the
+@pytest.mark.parametrize(
+    ("value", "written"),
+    [
+        # JSON goes into the arguments as the model wrote it, escapes and all.
+        ('{"name": "\\ud800 Paris\\u00e9"}', '{"name": "\\ud800 Paris\\u00e9"}'),
+        # A Python literal is decoded and written back as JSON.
+        ("{'name': '\\ud800 Paris\\u00e9'}", '{"name": "\\ud800 Parisé"}'),
+    ],
+)
+def test_a_decoded_lone_surrogate_is_written_back_as_its_escape(value: str, written: str) -> None:
+    # A value written inside XML (``string="false"``) is decoded, and written into the
     # arguments. ``"\\ud800"`` decodes to a lone surrogate, which no UTF-8 can carry: written
     # back as itself, the message could not be sent. It is written back as the escape.
     text = (
         "\n\n<｜DSML｜tool_calls>\n<｜DSML｜invoke name=\"get_weather\">\n"
-        '<｜DSML｜parameter name="where" string="false">{"name": "\\ud800 Paris\\u00e9"}</｜DSML｜parameter>\n'
+        f'<｜DSML｜parameter name="where" string="false">{value}</｜DSML｜parameter>\n'
         "</｜DSML｜invoke>\n</｜DSML｜tool_calls><｜end▁of▁sentence｜>"
     )
     result = parse_both("DeepSeek-V4", text, prompt=prompt("DeepSeek-V4"))
     arguments = result.message.tool_calls[0].function.arguments  # type: ignore[index]
-    assert arguments == '{"where": {"name": "\\ud800 Parisé"}}'
+    assert arguments == '{"where": ' + written + "}"
     arguments.encode("utf-8")  # (raised UnicodeEncodeError)
     assert calls(result) == [("get_weather", {"where": {"name": "\ud800 Parisé"}})]
 

@@ -215,7 +215,18 @@ class JsonObjectReader(CallReader):
     def close(self, call: ToolCallBlock) -> None:
         walk = call.walk
         if walk is not None and walk.shape == "object" and not walk.complete:
+            self._left_out_members(call, call, walk)
             self._keep_member_text(call, call, walk, closing="}")
+
+    def _left_out_members(self, block: ToolCallBlock, call: ToolCallBlock, walk: JsonWalk) -> None:
+        """A call's object that never ended: its members beside the name and the arguments are
+        named, as where it ends (but the member it broke in, whose text is kept)."""
+        if call.arguments_key is None:
+            return
+        kept_whole = walk.failed_at < 0 or 0 <= walk.broken_member_at <= walk.member_at  # (from the member's start)
+        if walk.key != call.arguments_key and walk.state in ("colon", "value", "after_member") and kept_whole and not block.cut_short:
+            call.state.get("extra", {}).pop(walk.key, None)
+        self._flat_arguments(call)
 
     def _keep_member_text(self, block: ToolCallBlock, call: ToolCallBlock, walk: JsonWalk, *, closing: str = "") -> None:
         """The text of the member a named call's object ended in, which is no part of the call,
@@ -234,8 +245,10 @@ class JsonObjectReader(CallReader):
                 self.calls.keep_after(block, walk.failed_at, closing=closing)
             else:
                 self.calls.keep_after(block, walk.broken_member_at)
-        elif not block.cut_short and walk.state in ("key", "colon", "value") and walk.member_at >= 0:
-            if not (walk.state == "value" and in_arguments):  # (the arguments, begun: the call's)
+        elif not block.cut_short and walk.state in ("key", "colon", "value", "after_member") and walk.member_at >= 0:
+            # (The arguments, begun or whole, are the call's; a member after them, ``"x": [}``
+            # read to its end but no JSON, is not.)
+            if not (walk.state in ("value", "after_member") and in_arguments):
                 self.calls.keep_after(block, walk.member_at)
 
     def _flat_arguments(self, call: ToolCallBlock) -> None:
@@ -332,6 +345,7 @@ class JsonListReader(JsonObjectReader):
         if walk is not None and walk.shape != "object" and call.children and not walk.complete and walk.stray_at < 0:
             # The list ended, or broke, inside its last call's object: the rest of the list from
             # that member on is text. (Text between whole elements is ``stray_at``'s.)
+            self._left_out_members(call, call.children[-1], walk)
             self._keep_member_text(call, call.children[-1], walk)
         super().close(call)  # (a reader of an object or a list: the object may have broken)
 
