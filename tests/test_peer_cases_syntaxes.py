@@ -1733,6 +1733,22 @@ def test_a_call_of_a_list_that_is_no_call_is_content(template: str, text: str, d
     assert result.diagnostics[0].position == text.index(dropped)
 
 
+# A tool named as MCP tools are (``mcp__fs.read-file_v2``, a dash in it) is read back from the
+# Python call its template writes (the dash is no Python, but no name would be either), and a
+# dash in a string argument stays what it is.
+@pytest.mark.parametrize("template", ["LiquidAI-LFM2.5-8B-A1B", "vLLM-Llama-4-pythonic", "AllenAI-Olmo-3.1-32B-Instruct"])
+def test_a_python_call_to_a_tool_with_a_dash_in_its_name(template: str) -> None:
+    name, arguments = "mcp__fs.read-file_v2", {"path": "/tmp/a-b(c)"}
+    tools = [{"type": "function", "function": {"name": name, "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}}}]
+    codec = codec_for(template)
+    call = {"type": "function", "function": {"name": name, "arguments": arguments}}
+    rendered = codec.render([{"role": "user", "content": "x"}, {"role": "assistant", "content": "", "tool_calls": [call]}], tools=tools)
+    prompt = codec.render([{"role": "user", "content": "x"}], tools=tools, add_generation_prompt=True)
+    assert rendered.startswith(prompt) and name + "(" in rendered
+    result = parse_both(template, rendered[len(prompt) :], prompt=prompt, tools=tools)
+    assert calls(result) == [(name, arguments)]
+
+
 # Python calls written as a list without its brackets (``f(a=1), junk``): an element that is no
 # call is content, as in the list with them, not dropped.
 @pytest.mark.parametrize("bracketed", [False, True])

@@ -1565,7 +1565,7 @@ def _python_calls(text: str) -> list[tuple[str, dict[str, Any]]]:
     if not body.startswith("["):
         lines = [body[start:end] for start, end in _call_lines(body)]
         body = "[" + ", ".join(lines) + "]"
-    body = _keyword_arguments_renamed(body)
+    body = _dashed_names_renamed(_keyword_arguments_renamed(body))
     nodes = _parse_list(body)
     if nodes is None:
         # Raw newlines and NUL bytes inside a string are not Python; escaped, they are.
@@ -1721,6 +1721,23 @@ def _keyword_arguments_renamed(text: str) -> str:
     if not starts:
         return text
     return "".join(_KEYWORD_PREFIX + char if i in starts else char for i, char in enumerate(text))
+
+
+# A call's name with a dash in it (``read-file``, as MCP tools are named): no Python name, so
+# each dash is written, for Python to parse it, as a letter no name the field uses holds.
+_DASHED_CALL = re.compile(r"(?<![\w.\-])[A-Za-z_][\w.]*(?:-[\w.]+)+(?=\s*\()")
+_DASH_STAND_IN = "\u01c2"
+
+
+def _dashed_names_renamed(text: str) -> str:
+    """``text`` with the dashes of each call's name, outside strings, made Python letters
+    (``_call_of`` writes them back)."""
+    if "-" not in text or _DASHED_CALL.search(text) is None:
+        return text
+    outside = {i for i, _, _ in _structure(text)}
+    return _DASHED_CALL.sub(
+        lambda match: match.group().replace("-", _DASH_STAND_IN) if match.start() in outside else match.group(), text
+    )
 
 
 def _parse_list(body: str) -> list[ast.expr] | None:
@@ -1899,6 +1916,7 @@ def _call_of(node: ast.expr) -> tuple[str, dict[str, Any]] | None:
     name = _dotted(node.func)
     if name is None:
         return None
+    name = name.replace(_DASH_STAND_IN, "-")
     arguments: dict[str, Any] = {}
     for keyword in node.keywords:
         try:
