@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from parsing_support import feed_in_chunks, normalized, summarize
-from template_corpus import template
+from template_corpus import special_tokens, template
 
 import chatcodec
 from chatcodec.adapters.openai import ChunkAdapter
@@ -356,3 +356,32 @@ def test_a_format_keeps_its_grammar_when_the_shared_cache_lets_it_go() -> None:
     assert streamed() == [("get_weather", '{"city": "Paris"}')]  # (the state it leaves is remembered)
     grammar_module._COMPILED.clear()  # as if 256 other grammars had been compiled since
     assert streamed() == [("get_weather", '{"city": "Paris"}')]
+
+
+# A prefill that ends inside a call's name, a parameter's name or value, or right before the
+# call's closing tag: what the engine held back at its end is the call's (found by an
+# independent fuzzer, each cut reading otherwise than the whole answer: `get_weather` named
+# `_weather`, `query` spelled `quey`, a closing brace dropped).
+@pytest.mark.parametrize(
+    ("template_name", "head", "rest"),
+    [
+        ("Qwen-Qwen3-Coder", "<tool_call>\n<function=get", "_weather>\n<parameter=city>\nRome\n</parameter>\n</function>\n</tool_call>"),
+        ("Qwen-Qwen3-Coder", "<tool_call>\n<function=get_weather>\n<parameter=ci", "ty>\nRome\n</parameter>\n</function>\n</tool_call>"),
+        ("Google-gemma-4-31B-it", "<|tool_call>call:get_weather{ci", 'ty:<|"|>Rome<|"|>}<tool_call|>'),
+        ("ZhipuAI-GLM-4.6", "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Ro ", "me</arg_value>\n</tool_call>"),
+        ("MiniMax-M2", '<minimax:tool_call>\n<invoke name="get_weather">\n<parameter name="city">{"', 'a": 1}</parameter>\n</invoke>\n</minimax:tool_call>'),
+        ("OpenAI-gpt-oss-120b", '<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city": "Rome"}', "<|call|>"),
+    ],
+)
+def test_a_prefill_cut_inside_a_call_reads_as_the_whole_answer(template_name: str, head: str, rest: str) -> None:
+    path = template(template_name)
+    codec = chatcodec.load(path, special_tokens=special_tokens(path))
+    whole = codec.parse_detailed(head + rest)
+    (expected,) = whole.message.tool_calls or []
+    for sizes in ([len(rest)], [1]):
+        _, result = feed_in_chunks(codec, rest, sizes, prefill=head)
+        (call,) = result.message.tool_calls or []
+        assert (call.function.name, call.function.arguments) == (expected.function.name, expected.function.arguments)
+        assert result.diagnostics == whole.diagnostics and result.reassemble() == rest
+    parsed = codec.parse_detailed(rest, prefill=head)
+    assert [(c.function.name, c.function.arguments) for c in parsed.message.tool_calls or []] == [(expected.function.name, expected.function.arguments)]

@@ -267,8 +267,9 @@ class AssistantAssembler:
         for piece in pieces:
             if piece.start < out.base and not out.silent:
                 # Held back at the end of the prompt, completed by the completion: a delimiter
-                # keeps its effect, text keeps only the completion's characters.
-                if not piece.delimiter:
+                # keeps its effect, text keeps only the completion's characters, but in a call
+                # the prompt opened, whose name and arguments join the two.
+                if not piece.delimiter and self._call is None:
                     cut = out.base - piece.start
                     if cut >= len(piece.text):
                         continue
