@@ -385,3 +385,16 @@ def test_a_prefill_cut_inside_a_call_reads_as_the_whole_answer(template_name: st
         assert result.diagnostics == whole.diagnostics and result.reassemble() == rest
     parsed = codec.parse_detailed(rest, prefill=head)
     assert [(c.function.name, c.function.arguments) for c in parsed.message.tool_calls or []] == [(expected.function.name, expected.function.arguments)]
+
+
+# The answer a prompt holds may have a delimiter out of its place in it, as a completion may (a
+# model that thinks with thinking off writes `<think>`; R1's distills write `</think>` with no
+# block open): it is text of the answer, and a call the prompt then opened is still open.
+def test_a_delimiter_out_of_place_in_the_prompts_answer_leaves_its_call_open() -> None:
+    prompt = QWEN3.render(QUESTION, add_generation_prompt=True, enable_thinking=False)
+    head = 'A<think>B\n<tool_call>\n{"name": "get_weather", "argum'
+    state = QWEN3.prompt_state(prompt + head)
+    assert (state.state, state.tool_name) == ("tool_call", "get_weather")
+    result = QWEN3.parse_detailed('ents": {"city": "Paris"}}\n</tool_call><|im_end|>', prompt + head)
+    assert [(c.function.name, c.function.arguments) for c in result.message.tool_calls or []] == [("get_weather", '{"city": "Paris"}')]
+    assert result.message.content is None and result.finish_reason == "tool_calls"

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from chatcodec.formats.base import Format
 from chatcodec.parse.assistant import AssistantAssembler, ReaderState
-from chatcodec.parse.engine import STRAY, Engine
+from chatcodec.parse.engine import Engine
 
 # (The format is kept beside its state: an id is reused once its format is freed, and a state
 # read in another format must not be taken for this one's.)
@@ -121,12 +121,12 @@ def _read_prefill(found: Format, prefill: str) -> PromptState:
 
 
 def _read_from(found: Format, prefill: str, start: str) -> PromptState | None:
-    """The state ``prefill`` leaves, read from ``start``; None where it leaves no turn open."""
+    """The state ``prefill`` leaves, read from ``start``; None where it leaves no turn open. (A
+    delimiter out of its place in it is text of the answer, as in a completion: a model that
+    wrote ``</think>`` with no block open, then began a call, has the call open.)"""
     engine = Engine(found.grammar, start)
     assembler = AssistantAssembler(found)
     pieces = engine.feed(prefill) + engine.settle()
-    if any(piece.kind == STRAY or piece.stray_delimiter is not None for piece in pieces):
-        return None
     assembler.handle(pieces)
     if assembler.ended:
         return None
