@@ -535,6 +535,21 @@ MISTRAL = CallSyntax(
     markers=("[TOOL_CALLS]", "[ARGS]"),
 )
 
+# Openers of calls to gpt-oss's built-in tools (``to=browser.search``, ``to=python``), which the
+# tools given do not list: on a channel as the model writes them, the name is the whole
+# recipient; in the role's header, as harmony renders them, the tool's namespace is in the
+# spelling, and is the name's beginning.
+_HARMONY_BUILTIN_OPENERS = (
+    "<|channel|>analysis to=",
+    "<|channel|>commentary to=",
+    " to=browser.",
+    " to=python",
+    " to=container.",
+    "<|start|>assistant to=browser.",
+    "<|start|>assistant to=python",
+    "<|start|>assistant to=container.",
+)
+
 HARMONY = CallSyntax(
     name="harmony",
     piece="name_arguments_plain",
@@ -554,18 +569,7 @@ HARMONY = CallSyntax(
                 "<|channel|>analysis to=functions.",
                 "<|start|>assistant to=functions.",
                 "<|start|>assistant<|channel|>commentary to=functions.",
-                # The built-in tools' calls (``to=browser.search``, ``to=python``), on the
-                # analysis channel as the model writes them: the name is the whole recipient.
-                "<|channel|>analysis to=",
-                "<|channel|>commentary to=",
-                # The same in the role's header (as harmony renders them): the tool's namespace
-                # is in the spelling, and is the name's beginning.
-                " to=browser.",
-                " to=python",
-                " to=container.",
-                "<|start|>assistant to=browser.",
-                "<|start|>assistant to=python",
-                "<|start|>assistant to=container.",
+                *_HARMONY_BUILTIN_OPENERS,
             ),
         ),
         (
@@ -598,21 +602,7 @@ HARMONY = CallSyntax(
     preamble=True,
     # The built-in tools (the browser, python) are not functions the request's tools list:
     # their calls are read whatever that list holds.
-    reader_options=(
-        (
-            "builtin_openers",
-            (
-                "<|channel|>analysis to=",
-                "<|channel|>commentary to=",
-                " to=browser.",
-                " to=python",
-                " to=container.",
-                "<|start|>assistant to=browser.",
-                "<|start|>assistant to=python",
-                "<|start|>assistant to=container.",
-            ),
-        ),
-    ),
+    reader_options=(("builtin_openers", _HARMONY_BUILTIN_OPENERS),),
 )
 
 # gpt-oss-20b's first template revision writes the recipient in the header and ends a call
