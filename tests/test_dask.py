@@ -263,8 +263,8 @@ def test_cli_failures_file_lists_each_lossy_or_invalid_line(
     ]
     assert [loss["kind"] for loss in records[0]["report"]["losses"]] == ["reasoning_not_rendered"]
     assert records[1]["error"].startswith("not valid JSON: Expecting value")
-    # The user's turn ends at the delimiter: "Type " comes back.
-    kinds = ["text_not_reproduced", "injection_risk", "content_changed"]
+    # The user's turn ends at the delimiter: "Type " comes back, and the rest is read as no message.
+    kinds = ["text_not_reproduced", "injection_risk", "text_not_read", "content_changed"]
     assert [loss["kind"] for loss in records[2]["report"]["losses"]] == kinds
     assert records[2]["report"]["text_survived"] is False
     assert "message 0: field 'role'" in records[3]["error"]

@@ -526,3 +526,19 @@ def test_a_tool_turn_whose_name_never_ends_is_diagnosed() -> None:
     )
     read = codec.parse_transcript(rendered)
     assert read.diagnostics == [] and [(m.role, m.name) for m in read.messages][-1] == ("tool", "get_weather")
+
+
+# A template variable that changes text the transcript reads as the template's (gpt-oss's
+# ``reasoning_effort`` in its system prompt): the round trip's report says which text it read as
+# no message, though rendering again with the same variables gives the same text.
+def test_a_round_trip_reports_text_the_transcript_does_not_read() -> None:
+    from template_corpus import CORPUS, special_tokens
+
+    path = CORPUS / "OpenAI-gpt-oss-120b.jinja"
+    codec = chatcodec.load(path, special_tokens=special_tokens(path))
+    question = [{"role": "user", "content": "What is 2 + 2?"}]
+    assert codec.roundtrip(question, add_generation_prompt=True).lossless
+    report = codec.roundtrip(question, add_generation_prompt=True, reasoning_effort="high")
+    assert report.text_survived and not report.lossless
+    (loss,) = report.losses
+    assert loss.kind == "text_not_read" and "characters 0-" in loss.description

@@ -15,6 +15,7 @@ from chatcodec.parse.transcript import Transcript
 LOSS_KINDS = (
     "injection_risk",
     "text_not_reproduced",
+    "text_not_read",
     "message_not_recovered",
     "reasoning_not_rendered",
     "reasoning_moved",
@@ -148,6 +149,13 @@ def compare(
 ) -> list[Loss]:
     """Explain every difference between the conversation given and the one recovered."""
     losses = injection_risks(family, original) + _tool_injection_risks(family, tools)
+    for start, end in transcript.unparsed:
+        # (Text the template writes that the transcript reads as no message and no part of the
+        # template it knows: a system prompt a template variable changed, such as gpt-oss's
+        # ``reasoning_effort``.)
+        losses.append(
+            Loss("text_not_read", f"characters {start}-{end} of the rendered text are read as no message ({_short(transcript.text[start:end])})")
+        )
     recovered = transcript.messages
     last_user = max((i for i, m in enumerate(original) if m.role == "user"), default=-1)
     think = _think_tags(family)
