@@ -1797,6 +1797,16 @@ def test_elements_of_a_list_that_are_no_call_keep_the_comma_between_them(templat
     assert [d.kind for d in result.diagnostics] == ["unknown_tool", "unknown_tool"]
 
 
+# A Gemma 4 value written as JSON writes it goes into the arguments as written (a float keeps 17
+# digits: ``123456789.12345679``); one JSON spells otherwise (``007``, ``.5``) as JSON writes it.
+def test_gemma_numbers_keep_their_spelling() -> None:
+    text = "<|tool_call>call:calc{x:123456789.123456789,y:1.50,z:[1, 2.50],w:007,v:.5}<tool_call|>"
+    result = parse_both("Google-gemma-4-31B-it", text)
+    (call,) = result.message.tool_calls or []
+    assert call.function.arguments == '{"x": 123456789.123456789, "y": 1.50, "z": [1, 2.50], "w": 7, "v": 0.5}'
+    assert not result.diagnostics
+
+
 # A Gemma 4 key that no value follows, the call closed after it, is no member: its text is
 # content, as an XML parameter's name with no value is (cut short by the end of the text, it
 # stays in the call's span with the call).

@@ -2372,7 +2372,7 @@ class GemmaReader(CallReader):
             converted: Any = raw
         else:
             converted = convert_value_literal(value["k"], self._schema(call))
-        self.calls.arguments_text(call, dumps_text(converted))
+        self.calls.arguments_text(call, _json_as_written(converted, raw) or dumps_text(converted))
         state["values"][state["key"]] = converted
         state["mode"] = "after"
         return i
