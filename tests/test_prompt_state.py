@@ -398,3 +398,16 @@ def test_a_delimiter_out_of_place_in_the_prompts_answer_leaves_its_call_open() -
     result = QWEN3.parse_detailed('ents": {"city": "Paris"}}\n</tool_call><|im_end|>', prompt + head)
     assert [(c.function.name, c.function.arguments) for c in result.message.tool_calls or []] == [("get_weather", '{"city": "Paris"}')]
     assert result.message.content is None and result.finish_reason == "tool_calls"
+
+
+# A call the prompt opened inside its reasoning block, the block closed first thing in the
+# completion: the call was text the model thought (the prompt's), and the answer follows the
+# closing tag, in order (a hypothesis example once gave the spans out of order, the closing tag
+# as reasoning after the answer).
+@pytest.mark.parametrize("sizes", [[9], [1], [2]])
+def test_a_call_the_prompt_opened_in_reasoning_closed_by_the_completions_tag(sizes: list[int]) -> None:
+    prompt = QWEN3.render(QUESTION, add_generation_prompt=True, enable_thinking=True) + "<think><tool_call>"
+    _, result = feed_in_chunks(QWEN3, "</think>a", sizes, prompt=prompt)
+    assert (result.message.reasoning_content, result.message.content, result.message.tool_calls) == (None, "a", None)
+    assert [(span.kind, span.start, span.end) for span in result.spans] == [("delimiter", 0, 8), ("content", 8, 9)]
+    assert [d.kind for d in result.diagnostics] == ["tool_call_in_reasoning"] and result.finish_reason == "stop"

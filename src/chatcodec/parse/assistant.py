@@ -195,6 +195,15 @@ class AssistantAssembler:
             call.spans = [(kind, max(start, base), end, name) for kind, start, end, name in call.spans if end > base]
             if call.children:
                 call = self._keep_open_element(call)
+            if call is not None and self._resume_reasoning and self._hold is None:
+                # A call the prompt opened inside a reasoning block: held, as one the
+                # completion opens there, until the block's end or the text's says whether it
+                # was a call (``</think>`` next: it was text the model thought, the prompt's).
+                self._hold = hold = _Hold(self, base)
+                hold.call_opened = True
+                self._out.held_from = len(self._out.events)
+                self.lane = None
+                self.arguments_lane = None
             if call is not None and call.index is not None:
                 call.index = 0
                 self._calls.append(call)
@@ -277,12 +286,14 @@ class AssistantAssembler:
                 else:
                     # (A tag in an XML value the engine held until the completion told whether
                     # it ends the value may lie in the prompt whole.)
+                    if self._hold is not None:
+                        self._hold.raw.append(piece.text[out.base - piece.start :])  # (the completion's part)
                     self._straddling_delimiter(piece, min(len(piece.text), out.base - piece.start))
                     continue
             hold = self._hold
             if hold is not None:
-                # (A hold never begins in the prompt's prefill: every piece here is the
-                # completion's.)
+                # (A hold begins at the completion's start at the earliest: every piece here
+                # is the completion's.)
                 hold.raw.append(piece.text)
                 self._handle(piece)
                 continue
@@ -584,11 +595,14 @@ class AssistantAssembler:
         if hold is not None:
             hold.call_opened = hold.call_opened or call
             return
-        if out.silent or piece.start < out.base:
+        if out.silent:
             return
-        self._hold = hold = _Hold(self, piece.start)
+        # (An opening the prompt began, which the engine held until the completion went on
+        # from it, is held from the completion's start: the prompt's part is the prompt's.)
+        start = max(piece.start, out.base)
+        self._hold = hold = _Hold(self, start)
         hold.call_opened = call
-        hold.raw.append(piece.text)
+        hold.raw.append(piece.text[start - piece.start :])
         out.held_from = len(out.events)
         self.lane = None
         self.arguments_lane = None
