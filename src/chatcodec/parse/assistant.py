@@ -199,11 +199,7 @@ class AssistantAssembler:
                 # A call the prompt opened inside a reasoning block: held, as one the
                 # completion opens there, until the block's end or the text's says whether it
                 # was a call (``</think>`` next: it was text the model thought, the prompt's).
-                self._hold = hold = _Hold(self, base)
-                hold.call_opened = True
-                self._out.held_from = len(self._out.events)
-                self.lane = None
-                self.arguments_lane = None
+                self._hold_from(base, "", call=True)
             if call is not None and call.index is not None:
                 call.index = 0
                 self._calls.append(call)
@@ -600,10 +596,14 @@ class AssistantAssembler:
         # (An opening the prompt began, which the engine held until the completion went on
         # from it, is held from the completion's start: the prompt's part is the prompt's.)
         start = max(piece.start, out.base)
+        self._hold_from(start, piece.text[start - piece.start :], call=call)
+
+    def _hold_from(self, start: int, text: str, *, call: bool) -> None:
+        """Hold what is read from ``start`` on, ``text`` first (see ``_begin_hold``)."""
         self._hold = hold = _Hold(self, start)
         hold.call_opened = call
-        hold.raw.append(piece.text[start - piece.start :])
-        out.held_from = len(out.events)
+        hold.raw.append(text)
+        self._out.held_from = len(self._out.events)
         self.lane = None
         self.arguments_lane = None
 

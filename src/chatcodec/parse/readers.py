@@ -1117,20 +1117,18 @@ class XmlParametersReader(CallReader):
 
 _WRAPPERS = ("arguments", "input", "properties")
 
-_JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
-
-
 def _json_as_written(value: Any, text: str) -> str | None:
     """The JSON the model wrote for ``value``, as it wrote it, where it is that value's JSON
     (None for anything else): a float keeps 17 digits, so ``12345678901234567890.5`` or
     ``1.50`` would otherwise come back as another number or another text, and an object
     written with a key twice (``{"a": 1, "a": 2}``) would lose its first value."""
-    if type(value) in (int, float):
-        stripped = text.strip()
-        return stripped if _JSON_NUMBER.fullmatch(stripped) else None
-    if type(value) not in (dict, list):
+    kind = type(value)
+    if kind not in (int, float, dict, list):
         return None
     stripped = text.strip()
+    if kind is int or kind is float:
+        # (A number's value is no literal ``true``, ``false`` or ``null``: a scalar is a number.)
+        return stripped if JSON_SCALAR.fullmatch(stripped) else None
     try:
         return stripped if loads_json(stripped) == value else None
     except (ValueError, RecursionError):
